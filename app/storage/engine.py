@@ -1,0 +1,94 @@
+"""One engine setup for both databases, and the classification of transient errors.
+
+SQLite: WAL, ``foreign_keys=ON``, ``busy_timeout``; write transactions start with
+``BEGIN IMMEDIATE`` so they serialise at their first statement instead of failing at
+commit. PostgreSQL: psycopg 3, READ COMMITTED, ``pool_pre_ping``; writers serialise on
+``SELECT … FOR UPDATE`` row locks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+
+#: Execution option that makes a SQLite transaction take the write lock at BEGIN.
+WRITE_OPTION: Final = "runtime_store_write"
+
+SQLITE_BUSY_TIMEOUT_MS: Final = 30_000
+
+# SQLSTATEs worth retrying: serialization failure, deadlock, lock timeout,
+# statement timeout, admin shutdown / crash shutdown / cannot connect now; classes 08
+# (connection exceptions) and 53 (insufficient resources) are matched by prefix.
+_TRANSIENT_SQLSTATES: Final = frozenset(
+    {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
+)
+
+
+def normalize_url(url: str | URL) -> URL:
+    """``postgres://`` and ``postgresql://`` mean psycopg 3; everything else is kept."""
+    if isinstance(url, str) and url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def create_engine(url: str | URL, **kwargs: Any) -> Engine:
+    """An engine configured for runtime-store on SQLite or PostgreSQL."""
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed, **kwargs)
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("isolation_level", "READ COMMITTED")
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 10)
+    return sa.create_engine(parsed, **kwargs)
+
+
+def _sqlite_engine(url: URL, **kwargs: Any) -> Engine:
+    kwargs.pop("pool_size", None)
+    isolation = kwargs.pop("isolation_level", None)
+    connect_args = kwargs.pop("connect_args", {})
+    connect_args.setdefault("check_same_thread", False)
+    connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+    engine = sa.create_engine(url, connect_args=connect_args, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event below emit BEGIN, instead of pysqlite guessing.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if isolation == "AUTOCOMMIT":
+            return
+        write = conn.get_execution_options().get(WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def is_transient(exc: sa.exc.DBAPIError) -> bool:
+    """Whether a database error is worth retrying (and answered ``unavailable``)."""
+    if exc.connection_invalidated:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        return sqlstate in _TRANSIENT_SQLSTATES or sqlstate[:2] in ("08", "53")
+    if isinstance(exc, sa.exc.OperationalError):
+        if type(exc.orig).__module__.startswith("sqlite3"):
+            message = str(exc.orig).lower()
+            return "locked" in message or "busy" in message
+        # psycopg raises OperationalError without a SQLSTATE when the connection fails.
+        return True
+    return False

@@ -1,0 +1,59 @@
+"""Schema migrations: the one Alembic tree, applied and checked from code and the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import URL, Engine
+
+from alembic import command
+
+from .engine import create_engine, normalize_url
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def script_location() -> Path:
+    """The Alembic tree: ``alembic/`` of the checkout, or the copy packaged in the wheel."""
+    for candidate in (_PACKAGE_DIR.parent / "alembic", _PACKAGE_DIR / "_alembic"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise FileNotFoundError("the Alembic migration tree is missing from this installation")
+
+
+def alembic_config(url: str | URL) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(script_location()))
+    config.set_main_option(
+        "sqlalchemy.url",
+        normalize_url(url).render_as_string(hide_password=False).replace("%", "%%"),
+    )
+    return config
+
+
+def upgrade_schema(url: str | URL) -> None:
+    """Apply every migration up to head."""
+    command.upgrade(alembic_config(url), "head")
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def schema_is_current(url: str | URL) -> tuple[bool, str | None, str | None]:
+    """Whether the database is at head, with the current and head revisions."""
+    engine = create_engine(url)
+    try:
+        current = current_revision(engine)
+    finally:
+        engine.dispose()
+    head = head_revision()
+    return current == head, current, head

@@ -1,0 +1,116 @@
+"""Tables of runtime-store (SQLAlchemy Core metadata); Alembic migrations mirror them.
+
+Times are epoch milliseconds; payloads and checkpoint data are bytes, so exact-retry
+equality is a byte comparison. Counters on the session and run rows hand out session
+positions and record IDs under the row lock of the transaction that writes the records.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY.
+_BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("session_id", sa.Text(), primary_key=True),
+    # active | ended | purged: a purged row is the session's tombstone, kept forever.
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
+    sa.Column("ended_at_ms", sa.BigInteger(), nullable=True),
+    sa.Column("purged_at_ms", sa.BigInteger(), nullable=True),
+    # Last session position handed out; the session list pages on it.
+    sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0"),
+    sa.CheckConstraint("status IN ('active', 'ended', 'purged')", name="status"),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("agent_id", sa.Text(), nullable=False),
+    # NULL for sessionless (one-shot) runs.
+    sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=True),
+    sa.Column("parent_run_id", sa.Text(), nullable=False, server_default=""),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("start_outcome", sa.String(8), nullable=False),
+    sa.Column("started_at_ms", sa.BigInteger(), nullable=False),
+    sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
+    # Canonical JSON text of the label map (sorted keys), compared as a string.
+    sa.Column("labels", sa.Text(), nullable=False, server_default="{}"),
+    sa.Column("cancellation_reason", sa.Text(), nullable=False, server_default=""),
+    # Last record ID handed out for this run.
+    sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0"),
+    # Remembered lifecycle keys (CONTRACT.md 1.8).
+    sa.Column("start_key", sa.Text(), nullable=False),
+    sa.Column("parent_link_key", sa.Text(), nullable=True),
+    sa.Column("cancellation_key", sa.Text(), nullable=True),
+    sa.Column("suspension_key", sa.Text(), nullable=True),
+    sa.Column("terminal_key", sa.Text(), nullable=True),
+    sa.CheckConstraint(
+        "status IN ('running', 'suspended', 'completed', 'failed', 'canceled')", name="status"
+    ),
+    sa.CheckConstraint("start_outcome IN ('proceed', 'stop')", name="start_outcome"),
+    sa.Index(None, "session_id", "started_at_ms", "run_id"),
+    sa.Index(None, "session_id", "status"),
+    sa.Index(None, "parent_run_id"),
+)
+
+run_tombstones = sa.Table(
+    "run_tombstones",
+    metadata,
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=False),
+)
+
+checkpoints = sa.Table(
+    "checkpoints",
+    metadata,
+    sa.Column("run_id", sa.Text(), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("checkpoint_id", sa.Text(), nullable=False),
+    sa.Column("data", sa.LargeBinary(), nullable=False),
+)
+
+run_records = sa.Table(
+    "run_records",
+    metadata,
+    sa.Column("run_id", sa.Text(), sa.ForeignKey("runs.run_id"), primary_key=True),
+    # The record ID: 1, 2, ... per run.
+    sa.Column("seq", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("event_key", sa.Text(), nullable=False),
+    sa.Column("agent_id", sa.Text(), nullable=False),
+    sa.Column("session_id", sa.Text(), nullable=True),
+    # Position in the session list, assigned under the session's row lock.
+    sa.Column("session_seq", sa.BigInteger(), nullable=True),
+    sa.Column("turn_id", sa.Text(), nullable=False, server_default=""),
+    sa.Column("type", sa.Text(), nullable=False),
+    sa.Column("payload", sa.LargeBinary(), nullable=False),
+    sa.Column("timestamp_ms", sa.BigInteger(), nullable=False),
+    sa.UniqueConstraint("run_id", "event_key"),
+    sa.UniqueConstraint("session_id", "session_seq"),
+)
+
+memory_events = sa.Table(
+    "memory_events",
+    metadata,
+    sa.Column("id", _BigId, primary_key=True, autoincrement=True),
+    sa.Column("agent_id", sa.Text(), nullable=False),
+    sa.Column("run_id", sa.Text(), nullable=False),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("timestamp_ms", sa.BigInteger(), nullable=False),
+    sa.Column("data", sa.Text(), nullable=False),
+    sa.Column("labels", sa.Text(), nullable=False),
+    sa.Index(None, "agent_id", "run_id", "id"),
+)

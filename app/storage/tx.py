@@ -1,0 +1,421 @@
+"""The unit of work of one store operation: locks, reads and buffered writes.
+
+A ``Tx`` wraps one database transaction. Reads happen at once; writes are buffered on
+in-memory ``RunState``/``SessionState`` objects and the pending record list, and reach
+the database in ``flush()``, just before the commit. Record IDs and session positions
+are computed from counters read under the locks this transaction holds:
+
+* a sessionful run is only ever written while holding its session's row lock
+  (``SELECT … FOR UPDATE``), so the session lock serialises the session *and* its runs;
+* a sessionless run is written while holding its own row lock;
+* on SQLite every write transaction starts with ``BEGIN IMMEDIATE`` and so holds the
+  database's single write lock from its first statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from runtime_store_client import (
+    AppendResult,
+    EventConflictError,
+    Record,
+    RunNotFoundError,
+    RunRecordOwnerMismatchError,
+    RunStartOutcome,
+    RunStatus,
+    SessionPurgedError,
+    SessionStatus,
+)
+from sqlalchemy.engine import Connection, Row
+
+from app.domain.times import from_millis
+from app.domain.validation import NewRecord, NewRun
+
+from .schema import checkpoints, run_records, run_tombstones, runs, sessions
+
+PURGED = "purged"
+
+
+@dataclass(slots=True)
+class SessionState:
+    session_id: str
+    status: str
+    created_at_ms: int
+    ended_at_ms: int | None
+    record_count: int
+    dirty: bool = False
+
+    @property
+    def purged(self) -> bool:
+        return self.status == PURGED
+
+    @property
+    def contract_status(self) -> SessionStatus:
+        return SessionStatus(self.status)
+
+
+@dataclass(slots=True)
+class RunState:
+    run_id: str
+    agent_id: str
+    session_id: str
+    parent_run_id: str
+    status: RunStatus
+    start_outcome: RunStartOutcome
+    started_at_ms: int
+    updated_at_ms: int
+    labels_json: str
+    cancellation_reason: str
+    record_count: int
+    start_key: str
+    parent_link_key: str | None = None
+    cancellation_key: str | None = None
+    suspension_key: str | None = None
+    terminal_key: str | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+    @property
+    def terminal(self) -> bool:
+        return self.status is not RunStatus.RUNNING
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCheckpoint:
+    checkpoint_id: str
+    data: bytes
+
+
+def _session_from_row(row: Row[Any]) -> SessionState:
+    return SessionState(
+        session_id=row.session_id,
+        status=row.status,
+        created_at_ms=row.created_at_ms,
+        ended_at_ms=row.ended_at_ms,
+        record_count=row.record_count,
+    )
+
+
+def run_from_row(row: Row[Any]) -> RunState:
+    return RunState(
+        run_id=row.run_id,
+        agent_id=row.agent_id,
+        session_id=row.session_id or "",
+        parent_run_id=row.parent_run_id,
+        status=RunStatus(row.status),
+        start_outcome=RunStartOutcome(row.start_outcome),
+        started_at_ms=row.started_at_ms,
+        updated_at_ms=row.updated_at_ms,
+        labels_json=row.labels,
+        cancellation_reason=row.cancellation_reason,
+        record_count=row.record_count,
+        start_key=row.start_key,
+        parent_link_key=row.parent_link_key,
+        cancellation_key=row.cancellation_key,
+        suspension_key=row.suspension_key,
+        terminal_key=row.terminal_key,
+    )
+
+
+def record_from_row(row: Row[Any]) -> Record:
+    return Record(
+        id=str(row.seq),
+        event_key=row.event_key,
+        run_id=row.run_id,
+        agent_id=row.agent_id,
+        session_id=row.session_id or "",
+        turn_id=row.turn_id,
+        type=row.type,
+        payload=bytes(row.payload),
+        timestamp=from_millis(row.timestamp_ms),
+    )
+
+
+_RUN_UPDATABLE = (
+    "status",
+    "updated_at_ms",
+    "cancellation_reason",
+    "record_count",
+    "cancellation_key",
+    "suspension_key",
+    "terminal_key",
+)
+
+
+@dataclass
+class Tx:
+    """One transaction of one operation; see the module docstring for the locking rules."""
+
+    conn: Connection
+    now_ms: int
+    _records: list[dict[str, Any]] = field(default_factory=list)
+    _runs: dict[str, RunState] = field(default_factory=dict)
+    _sessions: dict[str, SessionState] = field(default_factory=dict)
+    _checkpoints: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def row_locks(self) -> bool:
+        """Whether the database has row locks (SQLite holds one database lock instead)."""
+        return self.conn.dialect.name != "sqlite"
+
+    # --- sessions ---------------------------------------------------------------------
+
+    def session(self, session_id: str, *, lock: bool) -> SessionState | None:
+        query = sa.select(sessions).where(sessions.c.session_id == session_id)
+        if lock:
+            query = query.with_for_update()
+        row = self.conn.execute(query).first()
+        if row is None:
+            return None
+        state = _session_from_row(row)
+        if lock:
+            self._sessions[session_id] = state
+        return state
+
+    def mark_session(self, session: SessionState) -> None:
+        session.dirty = True
+        self._sessions[session.session_id] = session
+
+    # --- runs -------------------------------------------------------------------------
+
+    def run(self, run_id: str, *, lock: bool = False) -> RunState | None:
+        query = sa.select(runs).where(runs.c.run_id == run_id)
+        if lock:
+            query = query.with_for_update()
+        row = self.conn.execute(query).first()
+        if row is None:
+            return None
+        state = run_from_row(row)
+        self._runs[run_id] = state
+        return state
+
+    def run_was_purged(self, run_id: str) -> bool:
+        """Whether the run ID belonged to a purged session (read *after* ``run()``)."""
+        query = sa.select(run_tombstones.c.run_id).where(run_tombstones.c.run_id == run_id)
+        return self.conn.execute(query).first() is not None
+
+    def missing_run_error(self, run_id: str) -> Exception:
+        if self.run_was_purged(run_id):
+            return SessionPurgedError(f"run {run_id!r} belonged to a purged session", run_id=run_id)
+        return RunNotFoundError(f"run {run_id!r} not found", run_id=run_id)
+
+    def existing_run(self, run_id: str) -> RunState:
+        """A run that must exist, read without locks (for reads and identity checks)."""
+        run = self.run(run_id)
+        if run is None:
+            raise self.missing_run_error(run_id)
+        return run
+
+    def open_run(self, run_id: str) -> tuple[RunState, SessionState | None]:
+        """A run about to be written, with the lock that serialises its writers held."""
+        run = self.existing_run(run_id)
+        if not run.session_id:
+            if self.row_locks:
+                run = self.run(run_id, lock=True) or run
+            return run, None
+        session = self.session(run.session_id, lock=True)
+        if session is None or session.purged:
+            raise SessionPurgedError(
+                f"session {run.session_id!r} was purged",
+                run_id=run_id,
+                session_id=run.session_id,
+            )
+        if self.row_locks:
+            # Re-read under the session lock: a writer may have committed in between.
+            run = self.existing_run(run_id)
+        return run, session
+
+    def create_run(
+        self,
+        new: NewRun,
+        *,
+        outcome: RunStartOutcome,
+        start_key: str,
+        parent_link_key: str | None = None,
+    ) -> RunState:
+        run = RunState(
+            run_id=new.run_id,
+            agent_id=new.agent_id,
+            session_id=new.session_id,
+            parent_run_id=new.parent_run_id,
+            status=RunStatus.RUNNING,
+            start_outcome=outcome,
+            started_at_ms=new.started_at_ms,
+            updated_at_ms=self.now_ms,
+            labels_json=new.labels_json,
+            cancellation_reason="",
+            record_count=0,
+            start_key=start_key,
+            parent_link_key=parent_link_key,
+            is_new=True,
+        )
+        self._runs[run.run_id] = run
+        return run
+
+    def change_run(self, run: RunState, **changes: Any) -> None:
+        """Apply a state change; ``updated_at`` moves to the store clock."""
+        for name, value in changes.items():
+            setattr(run, name, value)
+        run.updated_at_ms = self.now_ms
+        run.dirty = True
+
+    # --- records ----------------------------------------------------------------------
+
+    def stored_record(self, run_id: str, event_key: str) -> Row[Any] | None:
+        query = sa.select(run_records).where(
+            run_records.c.run_id == run_id, run_records.c.event_key == event_key
+        )
+        return self.conn.execute(query).first()
+
+    def check_append(self, run: RunState, record: NewRecord) -> str | None:
+        """The owner and key parts of the append check (2.3).
+
+        Returns the ID of the same record when it is already stored (an exact retry),
+        ``None`` when the key is free; raises on another owner or other content.
+        """
+        self.check_owner(run, record)
+        if run.is_new:
+            return None
+        stored = self.stored_record(run.run_id, record.event_key)
+        if stored is None:
+            return None
+        same = (
+            stored.agent_id == record.agent_id
+            and (stored.session_id or "") == record.session_id
+            and stored.turn_id == record.turn_id
+            and stored.type == record.type
+            and stored.timestamp_ms == record.timestamp_ms
+            and bytes(stored.payload) == record.payload
+        )
+        if not same:
+            raise EventConflictError(
+                f"event {record.event_key!r} of run {run.run_id!r} is already stored "
+                "with other content",
+                run_id=run.run_id,
+                event_key=record.event_key,
+            )
+        return str(stored.seq)
+
+    @staticmethod
+    def check_owner(run: RunState, record: NewRecord) -> None:
+        """The record's agent and session must be its run's (``run_record_owner_mismatch``)."""
+        if record.agent_id != run.agent_id or record.session_id != run.session_id:
+            raise RunRecordOwnerMismatchError(
+                f"record {record.event_key!r} must carry agent {run.agent_id!r} and "
+                f"session {run.session_id!r} of run {run.run_id!r}",
+                run_id=run.run_id,
+                event_key=record.event_key,
+            )
+
+    def expect_stored(
+        self, run: RunState, record: NewRecord, session: SessionState | None
+    ) -> AppendResult:
+        """An exact retry of a lifecycle record the run remembers: its original ID."""
+        record_id = self.check_append(run, record)
+        if record_id is None:
+            raise RuntimeError(
+                f"run {run.run_id!r} remembers {record.event_key!r} but the record is missing"
+            )
+        return self.result(record_id, inserted=False, session=session)
+
+    def insert(
+        self, run: RunState, record: NewRecord, session: SessionState | None
+    ) -> AppendResult:
+        """Append a record with the next ID of its run and the next session position."""
+        run.record_count += 1
+        run.dirty = True
+        position: int | None = None
+        if session is not None:
+            session.record_count += 1
+            self.mark_session(session)
+            position = session.record_count
+        self._records.append(
+            {
+                "run_id": run.run_id,
+                "seq": run.record_count,
+                "event_key": record.event_key,
+                "agent_id": record.agent_id,
+                "session_id": record.session_id or None,
+                "session_seq": position,
+                "turn_id": record.turn_id,
+                "type": record.type,
+                "payload": record.payload,
+                "timestamp_ms": record.timestamp_ms,
+            }
+        )
+        return self.result(str(run.record_count), inserted=True, session=session)
+
+    @staticmethod
+    def result(record_id: str, *, inserted: bool, session: SessionState | None) -> AppendResult:
+        return AppendResult(
+            id=record_id,
+            inserted=inserted,
+            session_status=session.contract_status if session is not None else None,
+        )
+
+    # --- checkpoints ------------------------------------------------------------------
+
+    def checkpoint(self, run_id: str) -> StoredCheckpoint | None:
+        query = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.data).where(
+            checkpoints.c.run_id == run_id
+        )
+        row = self.conn.execute(query).first()
+        return None if row is None else StoredCheckpoint(row.checkpoint_id, bytes(row.data))
+
+    def add_checkpoint(self, run: RunState, checkpoint_id: str, data: bytes) -> None:
+        self._checkpoints.append(
+            {"run_id": run.run_id, "checkpoint_id": checkpoint_id, "data": data}
+        )
+
+    # --- commit -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write every buffered change; called once, right before the commit."""
+        new_runs = [run for run in self._runs.values() if run.is_new]
+        if new_runs:
+            self.conn.execute(
+                runs.insert(),
+                [
+                    {
+                        "run_id": run.run_id,
+                        "agent_id": run.agent_id,
+                        "session_id": run.session_id or None,
+                        "parent_run_id": run.parent_run_id,
+                        "status": run.status.value,
+                        "start_outcome": run.start_outcome.value,
+                        "started_at_ms": run.started_at_ms,
+                        "updated_at_ms": run.updated_at_ms,
+                        "labels": run.labels_json,
+                        "cancellation_reason": run.cancellation_reason,
+                        "record_count": run.record_count,
+                        "start_key": run.start_key,
+                        "parent_link_key": run.parent_link_key,
+                        "cancellation_key": run.cancellation_key,
+                        "suspension_key": run.suspension_key,
+                        "terminal_key": run.terminal_key,
+                    }
+                    for run in new_runs
+                ],
+            )
+        for run in self._runs.values():
+            if run.dirty and not run.is_new:
+                values = {name: getattr(run, name) for name in _RUN_UPDATABLE}
+                values["status"] = run.status.value
+                self.conn.execute(runs.update().where(runs.c.run_id == run.run_id), values)
+        for session in self._sessions.values():
+            if session.dirty:
+                self.conn.execute(
+                    sessions.update().where(sessions.c.session_id == session.session_id),
+                    {
+                        "status": session.status,
+                        "ended_at_ms": session.ended_at_ms,
+                        "record_count": session.record_count,
+                    },
+                )
+        if self._checkpoints:
+            self.conn.execute(checkpoints.insert(), self._checkpoints)
+        if self._records:
+            self.conn.execute(run_records.insert(), self._records)

@@ -1,0 +1,185 @@
+"""Error classes of the runtime-store contract (CONTRACT.md sections 6 and 7).
+
+Every error carries a stable machine ``code`` and the HTTP ``status`` of section 6, also
+when it is raised in-process. Only :class:`UnavailableError` is worth retrying.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class StoreError(Exception):
+    """Base of every contract error."""
+
+    default_code: ClassVar[str] = "internal"
+    default_status: ClassVar[int] = 500
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        run_id: str = "",
+        session_id: str = "",
+        event_key: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code if code is not None else self.default_code
+        self.status = status if status is not None else self.default_status
+        self.run_id = run_id
+        self.session_id = session_id
+        self.event_key = event_key
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}" if self.message else self.code
+
+    def __repr__(self) -> str:
+        extra = "".join(
+            f", {name}={value!r}"
+            for name, value in (
+                ("run_id", self.run_id),
+                ("session_id", self.session_id),
+                ("event_key", self.event_key),
+            )
+            if value
+        )
+        return f"{type(self).__name__}({self.message!r}, code={self.code!r}{extra})"
+
+
+class InvalidArgumentError(StoreError):
+    default_code = "invalid_argument"
+    default_status = 422
+
+
+class InvalidTranscriptError(StoreError):
+    default_code = "invalid_transcript"
+    default_status = 422
+
+
+class AuthError(StoreError):
+    """Missing or unknown credentials (401) or a role that does not allow the call (403)."""
+
+    default_code = "unauthenticated"
+    default_status = 401
+
+
+class NotFoundError(StoreError):
+    default_code = "not_found"
+    default_status = 404
+
+
+class SessionNotFoundError(NotFoundError):
+    default_code = "session_not_found"
+
+
+class RunNotFoundError(NotFoundError):
+    default_code = "run_not_found"
+
+
+class RunSuspensionNotFoundError(NotFoundError):
+    default_code = "run_suspension_not_found"
+
+
+class SessionPurgedError(StoreError):
+    default_code = "session_purged"
+    default_status = 410
+
+
+class ConflictError(StoreError):
+    default_code = "conflict"
+    default_status = 409
+
+
+class SessionEndedError(ConflictError):
+    default_code = "session_ended"
+
+
+class SessionActiveError(ConflictError):
+    default_code = "session_active"
+
+
+class SessionHasActiveRunsError(ConflictError):
+    default_code = "session_has_active_runs"
+
+
+class RunConflictError(ConflictError):
+    default_code = "run_conflict"
+
+
+class RunTerminalConflictError(ConflictError):
+    default_code = "run_terminal_conflict"
+
+
+class RunCancellationConflictError(ConflictError):
+    default_code = "run_cancellation_conflict"
+
+
+class RunSuspensionConflictError(ConflictError):
+    default_code = "run_suspension_conflict"
+
+
+class RunNotActiveError(ConflictError):
+    default_code = "run_not_active"
+
+
+class RunSessionMismatchError(ConflictError):
+    default_code = "run_session_mismatch"
+
+
+class RunRecordOwnerMismatchError(ConflictError):
+    default_code = "run_record_owner_mismatch"
+
+
+class EventConflictError(ConflictError):
+    default_code = "event_conflict"
+
+
+class PayloadTooLargeError(StoreError):
+    default_code = "payload_too_large"
+    default_status = 413
+
+
+class UnavailableError(StoreError):
+    """A transient failure; the only error that is safe and useful to retry."""
+
+    default_code = "unavailable"
+    default_status = 503
+
+
+_BY_CODE: dict[str, type[StoreError]] = {
+    cls.default_code: cls
+    for cls in (
+        InvalidArgumentError,
+        InvalidTranscriptError,
+        SessionNotFoundError,
+        RunNotFoundError,
+        RunSuspensionNotFoundError,
+        SessionPurgedError,
+        SessionEndedError,
+        SessionActiveError,
+        SessionHasActiveRunsError,
+        RunConflictError,
+        RunTerminalConflictError,
+        RunCancellationConflictError,
+        RunSuspensionConflictError,
+        RunNotActiveError,
+        RunSessionMismatchError,
+        RunRecordOwnerMismatchError,
+        EventConflictError,
+        PayloadTooLargeError,
+        UnavailableError,
+    )
+}
+_BY_CODE["unauthenticated"] = AuthError
+_BY_CODE["permission_denied"] = AuthError
+
+#: Every stable error code the contract defines.
+ERROR_CODES: frozenset[str] = frozenset(_BY_CODE)
+
+
+def error_class_for_code(code: str) -> type[StoreError]:
+    """The exception class of a contract ``code``; :class:`StoreError` for an unknown one."""
+    return _BY_CODE.get(code, StoreError)

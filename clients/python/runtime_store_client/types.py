@@ -1,0 +1,212 @@
+"""Contract types of runtime-store (CONTRACT.md sections 1, 7 and 9).
+
+Every dataclass is frozen and keyword-only; empty strings and ``{}`` mean absent, and an
+absent optional result is ``None``. Times are timezone-aware UTC ``datetime`` values with
+millisecond precision; payloads and checkpoint data are ``bytes`` compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+class SessionStatus(enum.StrEnum):
+    """Status of a host-owned session (a purged session has none)."""
+
+    ACTIVE = "active"
+    ENDED = "ended"
+
+
+class RunStatus(enum.StrEnum):
+    """Status of a run; every status but ``running`` is terminal."""
+
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self is not RunStatus.RUNNING
+
+
+class RunStartOutcome(enum.StrEnum):
+    """Decision made by the first successful start of a run."""
+
+    PROCEED = "proceed"
+    STOP = "stop"
+
+
+class RepairOutcome(enum.StrEnum):
+    """Result of ``repair_run_suspension`` / ``repair_run_terminal``."""
+
+    STORED = "stored"
+    ALREADY_STORED = "already_stored"
+    DIFFERENT_TERMINAL = "different_terminal"
+
+
+#: Memory event types of CONTRACT.md section 9.
+MEMORY_EVENT_TYPES: frozenset[str] = frozenset(
+    {"user_message", "assistant_message", "tool_call", "tool_result", "planner_note", "thinking"}
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Session:
+    """A host-owned session (1.3)."""
+
+    id: str
+    status: SessionStatus
+    created_at: datetime
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStart:
+    """Input of every start (1.4)."""
+
+    run_id: str
+    agent_id: str
+    started_at: datetime
+    session_id: str = ""
+    parent_run_id: str = ""
+    predecessor_run_id: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunMeta:
+    """What ``load_run`` returns (1.5)."""
+
+    run_id: str
+    agent_id: str
+    session_id: str
+    parent_run_id: str
+    status: RunStatus
+    start_outcome: RunStartOutcome
+    started_at: datetime
+    updated_at: datetime
+    labels: Mapping[str, str] = field(default_factory=dict)
+    cancellation_reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checkpoint:
+    """Opaque continuation checkpoint of a suspended run (1.6)."""
+
+    id: str
+    data: bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """An immutable run record (1.7); ``id`` is assigned by the store and ignored on input."""
+
+    event_key: str
+    run_id: str
+    agent_id: str
+    type: str
+    payload: bytes
+    timestamp: datetime
+    id: str = ""
+    session_id: str = ""
+    turn_id: str = ""
+
+    def same_as(self, other: Record) -> bool:
+        """Whether two records are *the same* (1.7): every field but ``id`` equal."""
+        return (
+            self.event_key == other.event_key
+            and self.run_id == other.run_id
+            and self.agent_id == other.agent_id
+            and self.session_id == other.session_id
+            and self.turn_id == other.turn_id
+            and self.type == other.type
+            and self.timestamp == other.timestamp
+            and self.payload == other.payload
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendResult:
+    """Result of writing one record (2.4)."""
+
+    id: str
+    inserted: bool
+    session_status: SessionStatus | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootRunStartResult:
+    outcome: RunStartOutcome
+    run_status: RunStatus
+    started: AppendResult
+    canceled: AppendResult | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChildRunStartResult:
+    outcome: RunStartOutcome
+    run_status: RunStatus
+    parent_record: AppendResult
+    started: AppendResult
+    canceled: AppendResult | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneShotRunStartResult:
+    run_status: RunStatus
+    record: AppendResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneShotChildRunStartResult:
+    run_status: RunStatus
+    parent_record: AppendResult
+    started: AppendResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class RepairResult:
+    outcome: RepairOutcome
+    status: RunStatus
+    record: AppendResult | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Page:
+    """A page of records, oldest first; ``next_cursor`` is "" at the end."""
+
+    records: list[Record]
+    next_cursor: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPage:
+    """A page of run metas ordered by ``started_at`` then ``run_id``."""
+
+    runs: list[RunMeta]
+    next_cursor: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryEvent:
+    """One product-memory event (section 9); ``data`` is a JSON object."""
+
+    type: str
+    timestamp: datetime
+    data: Mapping[str, Any] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Snapshot:
+    """The memory events of one agent's run, in append order."""
+
+    agent_id: str
+    run_id: str
+    events: list[MemoryEvent] = field(default_factory=list)
