@@ -43,14 +43,14 @@ runs = sa.Table(
     sa.Column("agent_id", sa.Text(), nullable=False),
     # NULL for sessionless (one-shot) runs.
     sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=True),
-    sa.Column("parent_run_id", sa.Text(), nullable=False, server_default=""),
+    sa.Column("parent_run_id", sa.Text(), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("start_outcome", sa.String(8), nullable=False),
     sa.Column("started_at_ms", sa.BigInteger(), nullable=False),
     sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
     # Canonical JSON text of the label map (sorted keys), compared as a string.
     sa.Column("labels", sa.Text(), nullable=False, server_default="{}"),
-    sa.Column("cancellation_reason", sa.Text(), nullable=False, server_default=""),
+    sa.Column("cancellation_reason", sa.Text(), nullable=False),
     # Last record ID handed out for this run.
     sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0"),
     # Remembered lifecycle keys (CONTRACT.md 1.8).
@@ -94,7 +94,7 @@ run_records = sa.Table(
     sa.Column("session_id", sa.Text(), nullable=True),
     # Position in the session list, assigned under the session's row lock.
     sa.Column("session_seq", sa.BigInteger(), nullable=True),
-    sa.Column("turn_id", sa.Text(), nullable=False, server_default=""),
+    sa.Column("turn_id", sa.Text(), nullable=False),
     sa.Column("type", sa.Text(), nullable=False),
     sa.Column("payload", sa.LargeBinary(), nullable=False),
     sa.Column("timestamp_ms", sa.BigInteger(), nullable=False),

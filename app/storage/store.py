@@ -16,6 +16,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from app.domain import cursors
+from app.domain import validation as v
+from app.domain.payloads import RunCompletedPayload
+from app.domain.times import from_millis, now_millis, to_millis
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
@@ -53,12 +59,6 @@ from runtime_store_client import (
     UnavailableError,
 )
 from runtime_store_client.types import MEMORY_EVENT_TYPES
-from sqlalchemy.engine import Engine
-
-from app.domain import cursors
-from app.domain import validation as v
-from app.domain.payloads import RunCompletedPayload
-from app.domain.times import from_millis, now_millis, to_millis
 
 from .engine import WRITE_OPTION, is_transient
 from .schema import checkpoints, memory_events, run_records, run_tombstones, runs, sessions

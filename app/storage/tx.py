@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Row
+
+from app.domain.times import from_millis
+from app.domain.validation import NewRecord, NewRun
 from runtime_store_client import (
     AppendResult,
     EventConflictError,
@@ -29,10 +33,6 @@ from runtime_store_client import (
     SessionPurgedError,
     SessionStatus,
 )
-from sqlalchemy.engine import Connection, Row
-
-from app.domain.times import from_millis
-from app.domain.validation import NewRecord, NewRun
 
 from .schema import checkpoints, run_records, run_tombstones, runs, sessions
 

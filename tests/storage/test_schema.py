@@ -1,0 +1,66 @@
+"""The schema: migrations and models agree, and the CLI applies and checks them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.settings import Settings
+from app.storage.migrate import head_revision
+from app.storage.schema import metadata
+
+
+def test_migrations_at_head_match_the_table_models(engine: Engine) -> None:
+    with engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "compare_server_default": True}
+        )
+        assert context.get_current_revision() == head_revision()
+        assert compare_metadata(context, metadata) == []
+
+
+def test_db_check_fails_before_upgrade_and_passes_after(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    runner = CliRunner()
+
+    before = runner.invoke(cli, ["db", "check", "--database-url", url])
+    assert before.exit_code == 1
+    assert "runtime-store db upgrade" in before.output
+
+    upgrade = runner.invoke(cli, ["db", "upgrade", "--database-url", url])
+    assert upgrade.exit_code == 0, upgrade.output
+
+    after = runner.invoke(cli, ["db", "check", "--database-url", url])
+    assert after.exit_code == 0, after.output
+    assert head_revision() in after.output  # type: ignore[operator]
+
+
+def test_db_upgrade_reads_the_database_url_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "from-env.db"
+    monkeypatch.setenv("RUNTIME_STORE_DATABASE_URL", f"sqlite:///{path}")
+    result = CliRunner().invoke(cli, ["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    tables = sa.inspect(sa.create_engine(f"sqlite:///{path}")).get_table_names()
+    assert {"sessions", "runs", "run_records", "checkpoints", "run_tombstones"} <= set(tables)
+
+
+def test_database_url_defaults_to_a_sqlite_file_in_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RUNTIME_STORE_DATABASE_URL", raising=False)
+    assert Settings().database_url == "sqlite:///./runtime-store.db"
+
+
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql"])
+def test_postgres_urls_mean_psycopg_3(scheme: str) -> None:
+    settings = Settings(database_url=f"{scheme}://user:secret@db.example:5432/rs")
+    assert settings.database_url == "postgresql+psycopg://user:secret@db.example:5432/rs"
