@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -130,19 +130,34 @@ class SqlStore:
 
     # --- transactions -----------------------------------------------------------------
 
-    def _transact(self, operation: Callable[[Tx], T], *, write: bool) -> T:
+    def _transact(
+        self, operation: Callable[[Tx], T], *, write: bool, idempotent: bool = True
+    ) -> T:
+        """Run ``operation`` in one transaction, retrying transient failures.
+
+        Every lifecycle write is idempotent by its event keys, so a retry after a commit
+        whose outcome is unknown comes back as an exact retry. Memory appends carry no
+        keys: a failure *during their commit* is reported, never silently repeated.
+        """
         attempt = 0
         while True:
             attempt += 1
+            committing = False
             try:
                 with self._engine.connect() as conn:
                     if write:
                         conn.execution_options(**{WRITE_OPTION: True})
-                    with conn.begin():
+                    transaction = conn.begin()
+                    try:
                         tx = Tx(conn, self._clock())
                         result = operation(tx)
                         tx.flush()
-                        return result
+                    except BaseException:
+                        transaction.rollback()
+                        raise
+                    committing = True
+                    transaction.commit()
+                    return result
             except StoreError:
                 raise
             except sa.exc.IntegrityError:
@@ -152,15 +167,15 @@ class SqlStore:
             except sa.exc.DBAPIError as exc:
                 if not is_transient(exc):
                     raise
-                if attempt >= self._attempts:
+                if attempt >= self._attempts or (committing and not idempotent):
                     raise UnavailableError("the database is unavailable; retry") from exc
             except sa.exc.TimeoutError as exc:
                 if attempt >= self._attempts:
                     raise UnavailableError("no database connection is available") from exc
             time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
 
-    def _write(self, operation: Callable[[Tx], T]) -> T:
-        return self._transact(operation, write=True)
+    def _write(self, operation: Callable[[Tx], T], *, idempotent: bool = True) -> T:
+        return self._transact(operation, write=True, idempotent=idempotent)
 
     def _read(self, operation: Callable[[Tx], T]) -> T:
         return self._transact(operation, write=False)
@@ -937,7 +952,13 @@ class SqlStore:
         def operation(tx: Tx) -> None:
             tx.conn.execute(memory_events.insert(), rows)
 
-        self._write(operation)
+        self._write(operation, idempotent=False)
+
+
+def _mapping_as_dict(value: object) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _memory_row(agent_id: str, run_id: str, event: MemoryEvent, index: int) -> dict[str, Any]:
@@ -948,10 +969,16 @@ def _memory_row(agent_id: str, run_id: str, event: MemoryEvent, index: int) -> d
         raise InvalidArgumentError(
             f"{what}.type must be one of {sorted(MEMORY_EVENT_TYPES)}, not {event.type!r}"
         )
-    if not isinstance(event.data, dict):
+    if not isinstance(event.data, Mapping):
         raise InvalidArgumentError(f"{what}.data must be a JSON object")
     try:
-        data = json.dumps(event.data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        data = json.dumps(
+            dict(event.data),
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+            default=_mapping_as_dict,
+        )
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"{what}.data is not JSON: {exc}") from None
     labels = v.check_labels(event.labels, f"{what}.labels")
