@@ -130,9 +130,7 @@ class SqlStore:
 
     # --- transactions -----------------------------------------------------------------
 
-    def _transact(
-        self, operation: Callable[[Tx], T], *, write: bool, idempotent: bool = True
-    ) -> T:
+    def _transact(self, operation: Callable[[Tx], T], *, write: bool, idempotent: bool = True) -> T:
         """Run ``operation`` in one transaction, retrying transient failures.
 
         Every lifecycle write is idempotent by its event keys, so a retry after a commit
