@@ -8,10 +8,17 @@ skip when it does not answer, unless ``RUNTIME_STORE_REQUIRE_POSTGRES=1``.
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
@@ -102,3 +109,86 @@ def engine(request: pytest.FixtureRequest) -> Engine:
 def store(engine: Engine) -> Backend:
     """The store under test; the contract suite runs once per backend."""
     return SqlStore(engine)
+
+
+# --- live servers ----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class LiveServer:
+    """A ``runtime-store serve`` process on 127.0.0.1, over one test database."""
+
+    base_url: str
+    database_url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def start_server(database_url: str, log_path: Path, *extra_args: str) -> LiveServer:
+    """Start ``runtime-store serve`` and wait until ``/healthz`` answers."""
+    port = free_port()
+    env = {**os.environ, "RUNTIME_STORE_DATABASE_URL": database_url}
+    log_file = log_path.open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--port", str(port), "--no-migrate", *extra_args],
+        env=env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+    server = LiveServer(f"http://127.0.0.1:{port}", database_url, process, log_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
+        try:
+            if httpx.get(f"{server.base_url}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.1)
+    stop_server(server)
+    raise RuntimeError(f"server did not answer within 30 s:\n{server.log()}")
+
+
+def stop_server(server: LiveServer) -> None:
+    server.process.send_signal(signal.SIGINT)
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
+@pytest.fixture(scope="session")
+def sqlite_server(
+    sqlite_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    server = start_server(sqlite_url, tmp_path_factory.mktemp("logs") / "sqlite-server.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(
+    postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    server = start_server(postgres_url, tmp_path_factory.mktemp("logs") / "postgres-server.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def live_server(request: pytest.FixtureRequest) -> LiveServer:
+    """A live server on each backend, its database wiped for this test."""
+    server: LiveServer = request.getfixturevalue(f"{request.param}_server")
+    wipe(request.getfixturevalue(f"{request.param}_engine"))
+    return server

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -56,3 +57,39 @@ def schema_is_current(url: str | URL) -> tuple[bool, str | None, str | None]:
         engine.dispose()
     head = head_revision()
     return current == head, current, head
+
+
+def readiness(engine: Engine) -> tuple[bool, str]:
+    """Whether the database answers and its schema is at head, with a short reason."""
+    try:
+        current = current_revision(engine)
+    except sa.exc.SQLAlchemyError as exc:
+        return False, f"database unreachable ({type(exc).__name__})"
+    head = head_revision()
+    if current != head:
+        return False, f"schema at {current or 'nothing'}, head is {head}"
+    return True, f"schema at head ({head})"
+
+
+#: Key of the PostgreSQL advisory lock that serialises migrations of several replicas.
+MIGRATION_LOCK_KEY = 0x72756E74696D65  # "runtime"
+
+
+def upgrade_schema_exclusively(url: str | URL) -> None:
+    """Apply migrations; on PostgreSQL under an advisory lock, so replicas do not race."""
+    engine = create_engine(url, pool_size=1)
+    try:
+        if engine.dialect.name != "postgresql":
+            upgrade_schema(url)
+            return
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            try:
+                upgrade_schema(url)
+            finally:
+                conn.execute(
+                    sa.text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                )
+                conn.commit()
+    finally:
+        engine.dispose()

@@ -1,0 +1,34 @@
+"""Dependencies shared by the routers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path, Query, Request
+
+from app.storage import SqlStore
+
+
+def get_store(request: Request) -> SqlStore:
+    store: SqlStore = request.app.state.store
+    return store
+
+
+StoreDep = Annotated[SqlStore, Depends(get_store)]
+SessionIdPath = Annotated[str, Path(description="The session ID.", examples=["chat-session-123"])]
+RunIdPath = Annotated[str, Path(description="The run ID.", examples=["run-42"])]
+AgentIdPath = Annotated[str, Path(description="The agent ID.", examples=["planner"])]
+CursorQuery = Annotated[
+    str,
+    Query(
+        description='Opaque cursor from the previous page\'s next_cursor; "" reads from the start.'
+    ),
+]
+LimitQuery = Annotated[
+    int,
+    Query(
+        ge=1,
+        description="Page size; above the service maximum (default 1000) it is served "
+        "as the maximum.",
+    ),
+]

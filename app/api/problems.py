@@ -1,0 +1,215 @@
+"""RFC 9457 problem bodies for every error, and their declaration in the OpenAPI document.
+
+One handler renders every contract error (``StoreError``), every validation error and
+every unexpected exception as ``application/problem+json`` with a stable ``code``. A
+transient database failure is ``503 unavailable`` with ``Retry-After``; anything
+unexpected is a ``500`` that names only the request ID.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.storage.engine import is_transient
+from runtime_store_client import StoreError
+
+from .request_id import request_id_of
+
+log = logging.getLogger("runtime_store.api")
+
+PROBLEM_JSON = "application/problem+json"
+RETRY_AFTER_SECONDS = "1"
+
+#: HTTP status of every contract code (CONTRACT.md section 6).
+STATUS_OF: dict[str, int] = {
+    "invalid_argument": 422,
+    "invalid_transcript": 422,
+    "unauthenticated": 401,
+    "permission_denied": 403,
+    "not_found": 404,
+    "session_not_found": 404,
+    "run_not_found": 404,
+    "run_suspension_not_found": 404,
+    "session_purged": 410,
+    "session_ended": 409,
+    "session_active": 409,
+    "session_has_active_runs": 409,
+    "run_conflict": 409,
+    "run_terminal_conflict": 409,
+    "run_cancellation_conflict": 409,
+    "run_suspension_conflict": 409,
+    "run_not_active": 409,
+    "run_session_mismatch": 409,
+    "run_record_owner_mismatch": 409,
+    "event_conflict": 409,
+    "method_not_allowed": 405,
+    "payload_too_large": 413,
+    "internal": 500,
+    "unavailable": 503,
+}
+
+_TITLES = {
+    401: "Unauthenticated",
+    403: "Permission denied",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    410: "Gone",
+    413: "Payload too large",
+    422: "Invalid argument",
+    500: "Internal error",
+    503: "Unavailable",
+}
+
+
+class FieldError(BaseModel):
+    """One invalid field of a request."""
+
+    field: str = Field(description="Where the field is, e.g. body.record.payload.")
+    message: str
+    type: str = Field(description="Machine-readable kind of the failure.")
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem; ``code`` is the stable machine-readable reason."""
+
+    type: str = Field(examples=["urn:runtime-store:problem:run_conflict"])
+    title: str
+    status: int
+    detail: str
+    code: str = Field(description="Stable error code of CONTRACT.md section 6.")
+    run_id: str | None = None
+    session_id: str | None = None
+    event_key: str | None = None
+    errors: list[FieldError] | None = Field(
+        default=None, description="The invalid fields of a validation error."
+    )
+    request_id: str | None = None
+
+
+def problem_response(
+    request: Request,
+    *,
+    code: str,
+    detail: str,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    status = status or STATUS_OF.get(code, 500)
+    body = Problem(
+        type=f"urn:runtime-store:problem:{code}",
+        title=_TITLES.get(status, "Error"),
+        status=status,
+        detail=detail,
+        code=code,
+        request_id=request_id_of(request),
+        **{key: value for key, value in extra.items() if value},
+    )
+    return JSONResponse(
+        body.model_dump(mode="json", exclude_none=True),
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
+    )
+
+
+def _store_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StoreError)
+    headers = {"Retry-After": RETRY_AFTER_SECONDS} if exc.code == "unavailable" else None
+    return problem_response(
+        request,
+        code=exc.code,
+        detail=exc.message or exc.code,
+        status=STATUS_OF.get(exc.code, exc.status),
+        headers=headers,
+        run_id=exc.run_id,
+        session_id=exc.session_id,
+        event_key=exc.event_key,
+    )
+
+
+def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        FieldError(
+            field=".".join(str(part) for part in error.get("loc", ())),
+            message=str(error.get("msg", "invalid")),
+            type=str(error.get("type", "invalid")),
+        )
+        for error in exc.errors()
+    ]
+    fields = ", ".join(error.field for error in errors)
+    return problem_response(
+        request, code="invalid_argument", detail=f"invalid request: {fields}", errors=errors
+    )
+
+
+def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_argument")
+    return problem_response(
+        request, code=code, detail=str(exc.detail), status=exc.status_code, headers=exc.headers
+    )
+
+
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    if isinstance(exc, sa.exc.DBAPIError) and is_transient(exc):
+        return problem_response(
+            request,
+            code="unavailable",
+            detail="the database is unavailable; retry",
+            headers={"Retry-After": RETRY_AFTER_SECONDS},
+        )
+    log.error("unexpected error", exc_info=exc, extra={"request_id": request_id_of(request)})
+    return problem_response(
+        request, code="internal", detail="internal error; quote the request_id when reporting it"
+    )
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(StoreError, _store_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def problems(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: every problem it can return, by status.
+
+    Every route can also answer ``invalid_argument`` (422), ``internal`` (500) and
+    ``unavailable`` (503).
+    """
+    by_status: dict[int, list[str]] = {}
+    for code in (*codes, "invalid_argument", "internal", "unavailable"):
+        by_status.setdefault(STATUS_OF[code], [])
+        if code not in by_status[STATUS_OF[code]]:
+            by_status[STATUS_OF[code]].append(code)
+    return {
+        status: {"model": Problem, "description": _describe(status, found)}
+        for status, found in sorted(by_status.items())
+    }
+
+
+def _describe(status: int, codes: Iterable[str]) -> str:
+    return f"{_TITLES.get(status, 'Error')}: " + ", ".join(f"`{code}`" for code in codes)
+
+
+def problem_media_types(openapi: dict[str, Any]) -> dict[str, Any]:
+    """Declare every error response as ``application/problem+json``, as it is sent."""
+    for path in openapi.get("paths", {}).values():
+        for operation in path.values():
+            for status, response in operation.get("responses", {}).items():
+                content = response.get("content")
+                if int(status) >= 400 and content and "application/json" in content:
+                    response["content"] = {PROBLEM_JSON: content.pop("application/json")}
+    return openapi

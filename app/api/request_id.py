@@ -1,0 +1,40 @@
+"""Request IDs: taken from a sane ``X-Request-ID`` header or made up, echoed on responses."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+HEADER = "x-request-id"
+_SANE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def request_id_of(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("request_id", ""))
+
+
+class RequestIdMiddleware:
+    """Pure ASGI middleware: no body buffering, one header added."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = dict(scope["headers"]).get(HEADER.encode(), b"").decode("latin-1")
+        request_id = incoming if _SANE.fullmatch(incoming) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((HEADER.encode(), request_id.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)

@@ -1,0 +1,27 @@
+"""Liveness and readiness, outside the public schema."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from app.storage.migrate import readiness
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/healthz")
+def healthz() -> dict[str, str]:
+    """The process is alive; touches nothing."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+def readyz(request: Request) -> JSONResponse:
+    """The database answers and its schema is at head; else 503."""
+    ready, detail = readiness(request.app.state.engine)
+    return JSONResponse(
+        {"status": "ready" if ready else "unavailable", "detail": detail},
+        status_code=200 if ready else 503,
+        headers=None if ready else {"Retry-After": "1"},
+    )

@@ -1,0 +1,32 @@
+"""The product memory store (CONTRACT.md section 9)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from app.api.deps import AgentIdPath, RunIdPath, StoreDep
+from app.api.problems import problems
+from app.api.schemas import AppendMemoryRequest, SnapshotBody
+
+router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["memory"])
+
+
+@router.get("", operation_id="load-memory", summary="Load a run's memory", responses=problems())
+def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> SnapshotBody:
+    """Every memory event of the agent's run, in append order; empty for an unknown run."""
+    return SnapshotBody.of(store.load_memory(agent_id, run_id))
+
+
+@router.post(
+    "",
+    operation_id="append-memory-events",
+    summary="Append memory events",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+    responses=problems(),
+)
+def append_memory_events(
+    agent_id: AgentIdPath, run_id: RunIdPath, body: AppendMemoryRequest, store: StoreDep
+) -> None:
+    """Append the events atomically, in order; an empty list is a no-op."""
+    store.append_memory_events(agent_id, run_id, [event.contract() for event in body.events])

@@ -1,0 +1,256 @@
+"""Run lifecycle transactions and run reads (CONTRACT.md 3.3-3.12)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import CursorQuery, LimitQuery, RunIdPath, StoreDep
+from app.api.problems import problems
+from app.api.schemas import (
+    AppendRecordRequest,
+    AppendResultBody,
+    CancellationRequest,
+    CheckpointBody,
+    ChildRunStartRequest,
+    ChildRunStartResultBody,
+    OneShotChildRunStartRequest,
+    OneShotChildRunStartResultBody,
+    OneShotRunStartRequest,
+    OneShotRunStartResultBody,
+    RecordPageBody,
+    RepairResultBody,
+    RootRunStartRequest,
+    RootRunStartResultBody,
+    RunMetaBody,
+    SuspensionRequest,
+    TerminalRequest,
+)
+from runtime_store_client import InvalidArgumentError
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+_START_PROBLEMS = (
+    "run_record_owner_mismatch",
+    "run_conflict",
+    "event_conflict",
+    "session_not_found",
+    "run_not_found",
+    "session_purged",
+)
+_WRITE_PROBLEMS = ("run_not_found", "session_purged", "run_record_owner_mismatch", "event_conflict")
+
+
+@router.post(
+    "/root-starts",
+    operation_id="start-root-run",
+    summary="Start a root run",
+    responses=problems(*_START_PROBLEMS),
+)
+def start_root_run(body: RootRunStartRequest, store: StoreDep) -> RootRunStartResultBody:
+    """Store a root run of a session with its `run_started` record, in one transaction.
+
+    In an active session the outcome is `proceed` (status `running`). In an ended session the
+    run is created already canceled (`stop`, reason `session_ended`) with the `canceled`
+    record after `run_started`. An exact retry returns the original record IDs with
+    `inserted = false` and the original outcome; a changed retry is `run_conflict`. A
+    continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
+    agent and parent.
+    """
+    return RootRunStartResultBody.of(
+        store.start_root_run(body.run.contract(), body.started.contract(), body.canceled.contract())
+    )
+
+
+@router.post(
+    "/child-starts",
+    operation_id="start-child-run",
+    summary="Start a child run",
+    responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
+)
+def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> ChildRunStartResultBody:
+    """Store the `child_run_linked` record on the parent, then the child's `run_started`.
+
+    A new child needs a running parent of the same session (`run_not_active`,
+    `run_session_mismatch`); an exact retry of an accepted child stays valid after the
+    parent stopped. Outcomes and retries as for root starts.
+    """
+    return ChildRunStartResultBody.of(
+        store.start_child_run(
+            body.run.contract(),
+            body.parent_linked.contract(),
+            body.started.contract(),
+            body.canceled.contract(),
+        )
+    )
+
+
+@router.post(
+    "/one-shot-starts",
+    operation_id="start-one-shot-run",
+    summary="Start a sessionless run",
+    responses=problems(
+        "run_record_owner_mismatch", "run_conflict", "event_conflict", "session_purged"
+    ),
+)
+def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> OneShotRunStartResultBody:
+    """Store a sessionless run (outcome `proceed`) with its `run_started` record."""
+    return OneShotRunStartResultBody.of(
+        store.start_one_shot_run(body.run.contract(), body.started.contract())
+    )
+
+
+@router.post(
+    "/one-shot-child-starts",
+    operation_id="start-one-shot-child-run",
+    summary="Start a sessionless child run",
+    responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
+)
+def start_one_shot_child_run(
+    body: OneShotChildRunStartRequest, store: StoreDep
+) -> OneShotChildRunStartResultBody:
+    """Link a sessionless child from its running sessionless parent and start it."""
+    return OneShotChildRunStartResultBody.of(
+        store.start_one_shot_child_run(
+            body.run.contract(), body.parent_linked.contract(), body.started.contract()
+        )
+    )
+
+
+@router.post(
+    "/{run_id}/records",
+    operation_id="append-run-record",
+    summary="Append a record",
+    tags=["records"],
+    responses=problems(*_WRITE_PROBLEMS, "run_not_active"),
+)
+def append_run_record(
+    run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep
+) -> AppendResultBody:
+    """Append an ordinary record to a running run; it gets the run's next record ID.
+
+    Lifecycle types need their own operation. The same record again returns its original ID
+    with `inserted = false`, also after the run stopped.
+    """
+    if body.record.run_id != run_id:
+        raise InvalidArgumentError(
+            f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
+            run_id=run_id,
+        )
+    return AppendResultBody.of(store.append_run_record(body.record.contract()))
+
+
+@router.post(
+    "/{run_id}/cancellation",
+    operation_id="record-run-cancellation",
+    summary="Record a cancellation request",
+    responses=problems(*_WRITE_PROBLEMS, "run_not_active", "run_cancellation_conflict"),
+)
+def record_run_cancellation(
+    run_id: RunIdPath, body: CancellationRequest, store: StoreDep
+) -> AppendResultBody:
+    """Store the first cancellation reason and its `runtime.cancellation_intent` record.
+
+    The status stays `running`: the run ends later through a canceled terminal.
+    """
+    return AppendResultBody.of(
+        store.record_run_cancellation(run_id, body.reason, body.record.contract())
+    )
+
+
+@router.post(
+    "/{run_id}/suspension",
+    operation_id="record-run-suspension",
+    summary="Suspend a run",
+    responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict", "run_suspension_conflict"),
+)
+def record_run_suspension(
+    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep
+) -> AppendResultBody:
+    """Store the checkpoint, status `suspended` and the `run_suspended` record together."""
+    return AppendResultBody.of(
+        store.record_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+    )
+
+
+@router.post(
+    "/{run_id}/terminal",
+    operation_id="record-run-terminal",
+    summary="Finish a run",
+    responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
+)
+def record_run_terminal(
+    run_id: RunIdPath, body: TerminalRequest, store: StoreDep
+) -> AppendResultBody:
+    """Store the final status (`completed`, `failed`, `canceled`) with its `run_completed`."""
+    return AppendResultBody.of(
+        store.record_run_terminal(run_id, body.status, body.record.contract())
+    )
+
+
+@router.post(
+    "/{run_id}/suspension/repair",
+    operation_id="repair-run-suspension",
+    summary="Repair a suspension",
+    responses=problems(*_WRITE_PROBLEMS, "run_suspension_conflict"),
+)
+def repair_run_suspension(
+    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep
+) -> RepairResultBody:
+    """Suspend a running run (`stored`), confirm the same suspension (`already_stored`), or
+    report a different final state (`different_terminal`, not an error, nothing written)."""
+    return RepairResultBody.of(
+        store.repair_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+    )
+
+
+@router.post(
+    "/{run_id}/terminal/repair",
+    operation_id="repair-run-terminal",
+    summary="Repair a terminal status",
+    responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
+)
+def repair_run_terminal(
+    run_id: RunIdPath, body: TerminalRequest, store: StoreDep
+) -> RepairResultBody:
+    """Finish a running run (`stored`), confirm the same terminal (`already_stored`), or
+    report a different final state (`different_terminal`, not an error, nothing written)."""
+    return RepairResultBody.of(
+        store.repair_run_terminal(run_id, body.status, body.record.contract())
+    )
+
+
+@router.get(
+    "/{run_id}",
+    operation_id="load-run",
+    summary="Load a run",
+    responses=problems("run_not_found", "session_purged"),
+)
+def load_run(run_id: RunIdPath, store: StoreDep) -> RunMetaBody:
+    """The run's identity, status, start outcome, times, labels and cancellation reason."""
+    return RunMetaBody.of(store.load_run(run_id))
+
+
+@router.get(
+    "/{run_id}/suspension",
+    operation_id="load-run-suspension",
+    summary="Load a suspension checkpoint",
+    responses=problems("run_not_found", "run_suspension_not_found", "session_purged"),
+)
+def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> CheckpointBody:
+    """The checkpoint stored with the run's suspension, byte for byte (base64)."""
+    return CheckpointBody.of(store.load_run_suspension(run_id))
+
+
+@router.get(
+    "/{run_id}/records",
+    operation_id="list-run-records",
+    summary="List a run's records",
+    tags=["records"],
+    responses=problems("run_not_found", "session_purged"),
+)
+def list_run_records(
+    run_id: RunIdPath, store: StoreDep, cursor: CursorQuery = "", limit: LimitQuery = 100
+) -> RecordPageBody:
+    """The run's records, oldest first; `next_cursor` is the ID of the page's last record
+    when more existed."""
+    return RecordPageBody.of(store.list_run_records(run_id, cursor, limit))

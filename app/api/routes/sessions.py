@@ -1,0 +1,128 @@
+"""Session administration (CONTRACT.md 3.1, 3.2) and the session-wide lists."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+
+from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, StoreDep
+from app.api.problems import problems
+from app.api.schemas import (
+    CreateSessionRequest,
+    EndSessionRequest,
+    RecordPageBody,
+    RunPageBody,
+    SessionBody,
+    SessionStatusBody,
+)
+from runtime_store_client import RunStatus
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+
+
+@router.post(
+    "",
+    operation_id="create-session",
+    summary="Create a session",
+    responses=problems("session_ended", "session_purged"),
+)
+def create_session(body: CreateSessionRequest, store: StoreDep) -> SessionBody:
+    """Create an active session, or return the active one unchanged (original `created_at`).
+
+    An ended session answers `session_ended`; a purged one `session_purged`.
+    """
+    return SessionBody.of(store.create_session(body.session_id, body.created_at))
+
+
+@router.get(
+    "/{session_id}",
+    operation_id="load-session",
+    summary="Load a session",
+    responses=problems("session_not_found", "session_purged"),
+)
+def load_session(session_id: SessionIdPath, store: StoreDep) -> SessionBody:
+    """The session with its status and times."""
+    return SessionBody.of(store.load_session(session_id))
+
+
+@router.post(
+    "/{session_id}/end",
+    operation_id="end-session",
+    summary="End a session",
+    responses=problems("session_not_found", "session_purged"),
+)
+def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep) -> SessionBody:
+    """End the session: running runs continue and may still write; new starts get `stop`.
+
+    Ending an ended session returns it unchanged (the first `ended_at` is kept).
+    """
+    return SessionBody.of(store.end_session(session_id, body.ended_at))
+
+
+@router.delete(
+    "/{session_id}",
+    operation_id="purge-session",
+    summary="Purge a session",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+    responses=problems("session_not_found", "session_active", "session_has_active_runs"),
+)
+def purge_session(session_id: SessionIdPath, store: StoreDep) -> None:
+    """Delete an ended session with its runs, checkpoints and records, in one transaction.
+
+    The session ID and its run IDs stay reserved forever: every later operation naming them
+    answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
+    never touched.
+    """
+    store.purge_session(session_id)
+
+
+@router.get(
+    "/{session_id}/status",
+    operation_id="load-session-status",
+    summary="Load a session's status",
+    responses=problems("session_not_found", "session_purged"),
+)
+def load_session_status(session_id: SessionIdPath, store: StoreDep) -> SessionStatusBody:
+    """`active` or `ended`."""
+    return SessionStatusBody(status=store.load_session_status(session_id))
+
+
+@router.get(
+    "/{session_id}/runs",
+    operation_id="list-session-runs",
+    summary="List a session's runs",
+    responses=problems("session_not_found", "session_purged"),
+)
+def list_session_runs(
+    session_id: SessionIdPath,
+    store: StoreDep,
+    status: Annotated[
+        list[RunStatus], Query(description="Only runs in these statuses (repeatable).")
+    ] = [],  # noqa: B006 - FastAPI copies query defaults
+    cursor: CursorQuery = "",
+    limit: LimitQuery = 100,
+) -> RunPageBody:
+    """Runs of the session ordered by `started_at`, then `run_id`, page by page."""
+    return RunPageBody.of(
+        store.list_session_runs(session_id, statuses=status, cursor=cursor, limit=limit)
+    )
+
+
+@router.get(
+    "/{session_id}/records",
+    operation_id="list-session-run-records",
+    summary="List a session's records",
+    tags=["records"],
+    responses=problems("session_not_found", "session_purged"),
+)
+def list_session_run_records(
+    session_id: SessionIdPath, store: StoreDep, cursor: CursorQuery = "", limit: LimitQuery = 100
+) -> RecordPageBody:
+    """Every record of every run of the session, in commit order, page by page.
+
+    A reader that pages while writers commit never skips a record and never sees one twice.
+    A page also stops early once its payloads exceed the byte budget (at least one record).
+    """
+    return RecordPageBody.of(store.list_session_run_records(session_id, cursor, limit))

@@ -1,0 +1,410 @@
+"""Request and response bodies of the HTTP API, separate from the tables.
+
+Field names are the contract's (CONTRACT.md sections 1, 7 and 8); each model converts to
+and from the contract dataclasses of ``runtime_store_client``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from runtime_store_client import (
+    AppendResult,
+    Checkpoint,
+    ChildRunStartResult,
+    MemoryEvent,
+    OneShotChildRunStartResult,
+    OneShotRunStartResult,
+    Page,
+    Record,
+    RepairOutcome,
+    RepairResult,
+    RootRunStartResult,
+    RunMeta,
+    RunPage,
+    RunStart,
+    RunStartOutcome,
+    RunStatus,
+    Session,
+    SessionStatus,
+    Snapshot,
+)
+
+from .wire import Base64Bytes, Payload, Time
+
+Labels = Annotated[
+    dict[str, str] | None,
+    Field(
+        description="String labels; absent, null and {} are equal.",
+        examples=[{"site": "one"}],
+    ),
+]
+
+
+JsonObject = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "additionalProperties": True,
+            "description": "A JSON object (free-form event data).",
+            "examples": [{"text": "hello"}],
+        }
+    ),
+]
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- sessions --------------------------------------------------------------------------
+
+
+class SessionBody(WireModel):
+    """A host-owned session."""
+
+    id: str = Field(description="The session ID.", examples=["chat-session-123"])
+    status: SessionStatus
+    created_at: Time
+    ended_at: Time | None = Field(default=None, description="First end time; null while active.")
+
+    @classmethod
+    def of(cls, session: Session) -> Self:
+        return cls(
+            id=session.id,
+            status=session.status,
+            created_at=session.created_at,
+            ended_at=session.ended_at,
+        )
+
+
+class CreateSessionRequest(WireModel):
+    session_id: str = Field(description="The session ID, chosen by the host.", min_length=1)
+    created_at: Time
+
+
+class EndSessionRequest(WireModel):
+    ended_at: Time
+
+
+class SessionStatusBody(WireModel):
+    status: SessionStatus
+
+
+# --- runs ------------------------------------------------------------------------------
+
+
+class RunStartBody(WireModel):
+    """Input of every start (CONTRACT.md 1.4)."""
+
+    run_id: str = Field(description="The run ID (the workflow ID).", examples=["run-42"])
+    agent_id: str = Field(examples=["planner"])
+    session_id: str = Field(default="", description="Required for root and child starts.")
+    parent_run_id: str = Field(default="", description="Required for child starts.")
+    predecessor_run_id: str = Field(
+        default="", description="The suspended run this start continues, if any."
+    )
+    started_at: Time
+    labels: Labels = None
+
+    def contract(self) -> RunStart:
+        return RunStart(
+            run_id=self.run_id,
+            agent_id=self.agent_id,
+            session_id=self.session_id,
+            parent_run_id=self.parent_run_id,
+            predecessor_run_id=self.predecessor_run_id,
+            started_at=self.started_at,
+            labels=self.labels or {},
+        )
+
+
+class RecordBody(WireModel):
+    """An immutable run record (CONTRACT.md 1.7)."""
+
+    id: str = Field(default="", description="Assigned by the store; ignored on input.")
+    event_key: str = Field(examples=["evt-1"])
+    run_id: str = Field(examples=["run-42"])
+    agent_id: str = Field(examples=["planner"])
+    session_id: str = Field(default="", description='The run\'s session; "" for sessionless runs.')
+    turn_id: str = ""
+    type: str = Field(examples=["planner_note"])
+    payload: Payload
+    timestamp: Time
+
+    def contract(self) -> Record:
+        return Record(
+            id=self.id,
+            event_key=self.event_key,
+            run_id=self.run_id,
+            agent_id=self.agent_id,
+            session_id=self.session_id,
+            turn_id=self.turn_id,
+            type=self.type,
+            payload=self.payload,
+            timestamp=self.timestamp,
+        )
+
+    @classmethod
+    def of(cls, record: Record) -> Self:
+        return cls(
+            id=record.id,
+            event_key=record.event_key,
+            run_id=record.run_id,
+            agent_id=record.agent_id,
+            session_id=record.session_id,
+            turn_id=record.turn_id,
+            type=record.type,
+            payload=record.payload,
+            timestamp=record.timestamp,
+        )
+
+
+class CheckpointBody(WireModel):
+    """A continuation checkpoint: opaque bytes as base64."""
+
+    id: str = Field(examples=["cp-1"])
+    data: Base64Bytes
+
+    def contract(self) -> Checkpoint:
+        return Checkpoint(id=self.id, data=self.data)
+
+    @classmethod
+    def of(cls, checkpoint: Checkpoint) -> Self:
+        return cls(id=checkpoint.id, data=checkpoint.data)
+
+
+class RunMetaBody(WireModel):
+    """What ``load_run`` returns (CONTRACT.md 1.5)."""
+
+    run_id: str
+    agent_id: str
+    session_id: str
+    parent_run_id: str
+    status: RunStatus
+    start_outcome: RunStartOutcome
+    started_at: Time
+    updated_at: Time
+    labels: dict[str, str]
+    cancellation_reason: str
+
+    @classmethod
+    def of(cls, meta: RunMeta) -> Self:
+        return cls(
+            run_id=meta.run_id,
+            agent_id=meta.agent_id,
+            session_id=meta.session_id,
+            parent_run_id=meta.parent_run_id,
+            status=meta.status,
+            start_outcome=meta.start_outcome,
+            started_at=meta.started_at,
+            updated_at=meta.updated_at,
+            labels=dict(meta.labels),
+            cancellation_reason=meta.cancellation_reason,
+        )
+
+
+class AppendResultBody(WireModel):
+    """The result of writing one record."""
+
+    id: str = Field(description="The record ID (the original one on an exact retry).")
+    inserted: bool = Field(description="False for an exact retry.")
+    session_status: SessionStatus | None = Field(
+        description="The owning session's status in the same transaction; null if sessionless."
+    )
+
+    @classmethod
+    def of(cls, result: AppendResult) -> Self:
+        return cls(id=result.id, inserted=result.inserted, session_status=result.session_status)
+
+    @classmethod
+    def of_optional(cls, result: AppendResult | None) -> Self | None:
+        return None if result is None else cls.of(result)
+
+
+class RootRunStartRequest(WireModel):
+    run: RunStartBody
+    started: RecordBody = Field(description="The run_started record.")
+    canceled: RecordBody = Field(
+        description="The canceled run_completed record, used if the session has ended."
+    )
+
+
+class ChildRunStartRequest(WireModel):
+    run: RunStartBody
+    parent_linked: RecordBody = Field(description="The child_run_linked record of the parent.")
+    started: RecordBody
+    canceled: RecordBody
+
+
+class OneShotRunStartRequest(WireModel):
+    run: RunStartBody
+    started: RecordBody
+
+
+class OneShotChildRunStartRequest(WireModel):
+    run: RunStartBody
+    parent_linked: RecordBody
+    started: RecordBody
+
+
+class RootRunStartResultBody(WireModel):
+    outcome: RunStartOutcome
+    run_status: RunStatus
+    started: AppendResultBody
+    canceled: AppendResultBody | None
+
+    @classmethod
+    def of(cls, result: RootRunStartResult) -> Self:
+        return cls(
+            outcome=result.outcome,
+            run_status=result.run_status,
+            started=AppendResultBody.of(result.started),
+            canceled=AppendResultBody.of_optional(result.canceled),
+        )
+
+
+class ChildRunStartResultBody(WireModel):
+    outcome: RunStartOutcome
+    run_status: RunStatus
+    parent_record: AppendResultBody
+    started: AppendResultBody
+    canceled: AppendResultBody | None
+
+    @classmethod
+    def of(cls, result: ChildRunStartResult) -> Self:
+        return cls(
+            outcome=result.outcome,
+            run_status=result.run_status,
+            parent_record=AppendResultBody.of(result.parent_record),
+            started=AppendResultBody.of(result.started),
+            canceled=AppendResultBody.of_optional(result.canceled),
+        )
+
+
+class OneShotRunStartResultBody(WireModel):
+    run_status: RunStatus
+    record: AppendResultBody
+
+    @classmethod
+    def of(cls, result: OneShotRunStartResult) -> Self:
+        return cls(run_status=result.run_status, record=AppendResultBody.of(result.record))
+
+
+class OneShotChildRunStartResultBody(WireModel):
+    run_status: RunStatus
+    parent_record: AppendResultBody
+    started: AppendResultBody
+
+    @classmethod
+    def of(cls, result: OneShotChildRunStartResult) -> Self:
+        return cls(
+            run_status=result.run_status,
+            parent_record=AppendResultBody.of(result.parent_record),
+            started=AppendResultBody.of(result.started),
+        )
+
+
+class AppendRecordRequest(WireModel):
+    record: RecordBody
+
+
+class CancellationRequest(WireModel):
+    reason: str = Field(examples=["user_requested"])
+    record: RecordBody = Field(description="The runtime.cancellation_intent record.")
+
+
+class SuspensionRequest(WireModel):
+    checkpoint: CheckpointBody
+    record: RecordBody = Field(description="The run_suspended record.")
+
+
+class TerminalRequest(WireModel):
+    status: RunStatus = Field(description="completed, failed or canceled.")
+    record: RecordBody = Field(description="The run_completed record.")
+
+
+class RepairResultBody(WireModel):
+    outcome: RepairOutcome
+    status: RunStatus = Field(description="The run's stored status.")
+    record: AppendResultBody | None = Field(description="Null for different_terminal.")
+
+    @classmethod
+    def of(cls, result: RepairResult) -> Self:
+        return cls(
+            outcome=result.outcome,
+            status=result.status,
+            record=AppendResultBody.of_optional(result.record),
+        )
+
+
+class RecordPageBody(WireModel):
+    records: list[RecordBody]
+    next_cursor: str = Field(description='Pass back to read on; "" when no more existed.')
+
+    @classmethod
+    def of(cls, page: Page) -> Self:
+        return cls(
+            records=[RecordBody.of(record) for record in page.records],
+            next_cursor=page.next_cursor,
+        )
+
+
+class RunPageBody(WireModel):
+    runs: list[RunMetaBody]
+    next_cursor: str
+
+    @classmethod
+    def of(cls, page: RunPage) -> Self:
+        return cls(runs=[RunMetaBody.of(run) for run in page.runs], next_cursor=page.next_cursor)
+
+
+# --- memory ----------------------------------------------------------------------------
+
+
+class MemoryEventBody(WireModel):
+    """One product-memory event."""
+
+    type: str = Field(
+        description="user_message, assistant_message, tool_call, tool_result, planner_note "
+        "or thinking.",
+        examples=["user_message"],
+    )
+    timestamp: Time
+    data: JsonObject = Field(default_factory=dict)
+    labels: Labels = None
+
+    def contract(self) -> MemoryEvent:
+        return MemoryEvent(
+            type=self.type, timestamp=self.timestamp, data=self.data, labels=self.labels or {}
+        )
+
+    @classmethod
+    def of(cls, event: MemoryEvent) -> Self:
+        return cls(
+            type=event.type,
+            timestamp=event.timestamp,
+            data=dict(event.data),
+            labels=dict(event.labels),
+        )
+
+
+class AppendMemoryRequest(WireModel):
+    events: list[MemoryEventBody]
+
+
+class SnapshotBody(WireModel):
+    agent_id: str
+    run_id: str
+    events: list[MemoryEventBody]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> Self:
+        return cls(
+            agent_id=snapshot.agent_id,
+            run_id=snapshot.run_id,
+            events=[MemoryEventBody.of(event) for event in snapshot.events],
+        )
