@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine, upgrade_schema
 from app.storage.schema import metadata
+from runtime_store_client import HttpStore
 from tests.contract.builders import Backend
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -105,10 +106,22 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     return eng
 
 
-@pytest.fixture
-def store(engine: Engine) -> Backend:
-    """The store under test; the contract suite runs once per backend."""
-    return SqlStore(engine)
+@pytest.fixture(params=["sqlite", "postgres", "http-sqlite", "http-postgres"])
+def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """The store under test: the contract suite runs once per backend.
+
+    ``sqlite`` and ``postgres`` are the in-process ``SqlStore``; ``http-*`` is the real
+    ``HttpStore`` talking to a live ``runtime-store serve`` on that database.
+    """
+    database = request.param.removeprefix("http-")
+    engine: Engine = request.getfixturevalue(f"{database}_engine")
+    wipe(engine)
+    if request.param == database:
+        yield SqlStore(engine)
+        return
+    server: LiveServer = request.getfixturevalue(f"{database}_server")
+    with HttpStore(server.base_url) as http_store:
+        yield http_store
 
 
 # --- live servers ----------------------------------------------------------------------

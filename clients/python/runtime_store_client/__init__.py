@@ -27,6 +27,7 @@ from .errors import (
     UnavailableError,
     error_class_for_code,
 )
+from .http import AsyncHttpStore, HttpStore
 from .protocols import (
     AsyncMemoryStore,
     AsyncSessionAdmin,
@@ -62,6 +63,7 @@ __all__ = [
     "ERROR_CODES",
     "MEMORY_EVENT_TYPES",
     "AppendResult",
+    "AsyncHttpStore",
     "AsyncMemoryStore",
     "AsyncSessionAdmin",
     "AsyncStore",
@@ -70,6 +72,7 @@ __all__ = [
     "ChildRunStartResult",
     "ConflictError",
     "EventConflictError",
+    "HttpStore",
     "InvalidArgumentError",
     "InvalidTranscriptError",
     "MemoryEvent",

@@ -32,6 +32,8 @@ class StoreError(Exception):
         self.run_id = run_id
         self.session_id = session_id
         self.event_key = event_key
+        #: Seconds the server asked to wait before a retry (``Retry-After``), if any.
+        self.retry_after: float | None = None
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}" if self.message else self.code

@@ -1,0 +1,215 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.checkpoint_body import CheckpointBody
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    run_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/runs/{run_id}/suspension".format(run_id=quote(str(run_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> CheckpointBody | Problem | None:
+    if response.status_code == 200:
+        response_200 = CheckpointBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[CheckpointBody | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    run_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[CheckpointBody | Problem]:
+    """ Load a suspension checkpoint
+
+     The checkpoint stored with the run's suspension, byte for byte (base64).
+
+    Args:
+        run_id (str): The run ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CheckpointBody | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        run_id=run_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    run_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> CheckpointBody | Problem | None:
+    """ Load a suspension checkpoint
+
+     The checkpoint stored with the run's suspension, byte for byte (base64).
+
+    Args:
+        run_id (str): The run ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CheckpointBody | Problem
+     """
+
+
+    return sync_detailed(
+        run_id=run_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    run_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[CheckpointBody | Problem]:
+    """ Load a suspension checkpoint
+
+     The checkpoint stored with the run's suspension, byte for byte (base64).
+
+    Args:
+        run_id (str): The run ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CheckpointBody | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        run_id=run_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    run_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> CheckpointBody | Problem | None:
+    """ Load a suspension checkpoint
+
+     The checkpoint stored with the run's suspension, byte for byte (base64).
+
+    Args:
+        run_id (str): The run ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CheckpointBody | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        run_id=run_id,
+client=client,
+
+    )).parsed

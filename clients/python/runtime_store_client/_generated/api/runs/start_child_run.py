@@ -1,0 +1,245 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.child_run_start_request import ChildRunStartRequest
+from ...models.child_run_start_result_body import ChildRunStartResultBody
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    *,
+    body: ChildRunStartRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/runs/child-starts",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ChildRunStartResultBody | Problem | None:
+    if response.status_code == 200:
+        response_200 = ChildRunStartResultBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ChildRunStartResultBody | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ChildRunStartRequest,
+
+) -> Response[ChildRunStartResultBody | Problem]:
+    """ Start a child run
+
+     Store the `child_run_linked` record on the parent, then the child's `run_started`.
+
+    A new child needs a running parent of the same session (`run_not_active`,
+    `run_session_mismatch`); an exact retry of an accepted child stays valid after the
+    parent stopped. Outcomes and retries as for root starts.
+
+    Args:
+        body (ChildRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ChildRunStartResultBody | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ChildRunStartRequest,
+
+) -> ChildRunStartResultBody | Problem | None:
+    """ Start a child run
+
+     Store the `child_run_linked` record on the parent, then the child's `run_started`.
+
+    A new child needs a running parent of the same session (`run_not_active`,
+    `run_session_mismatch`); an exact retry of an accepted child stays valid after the
+    parent stopped. Outcomes and retries as for root starts.
+
+    Args:
+        body (ChildRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ChildRunStartResultBody | Problem
+     """
+
+
+    return sync_detailed(
+        client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ChildRunStartRequest,
+
+) -> Response[ChildRunStartResultBody | Problem]:
+    """ Start a child run
+
+     Store the `child_run_linked` record on the parent, then the child's `run_started`.
+
+    A new child needs a running parent of the same session (`run_not_active`,
+    `run_session_mismatch`); an exact retry of an accepted child stays valid after the
+    parent stopped. Outcomes and retries as for root starts.
+
+    Args:
+        body (ChildRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ChildRunStartResultBody | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ChildRunStartRequest,
+
+) -> ChildRunStartResultBody | Problem | None:
+    """ Start a child run
+
+     Store the `child_run_linked` record on the parent, then the child's `run_started`.
+
+    A new child needs a running parent of the same session (`run_not_active`,
+    `run_session_mismatch`); an exact retry of an accepted child stays valid after the
+    parent stopped. Outcomes and retries as for root starts.
+
+    Args:
+        body (ChildRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ChildRunStartResultBody | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        client=client,
+body=body,
+
+    )).parsed

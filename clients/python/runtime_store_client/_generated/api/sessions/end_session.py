@@ -1,0 +1,243 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.end_session_request import EndSessionRequest
+from ...models.problem import Problem
+from ...models.session_body import SessionBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    session_id: str,
+    *,
+    body: EndSessionRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/sessions/{session_id}/end".format(session_id=quote(str(session_id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | SessionBody | None:
+    if response.status_code == 200:
+        response_200 = SessionBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | SessionBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndSessionRequest,
+
+) -> Response[Problem | SessionBody]:
+    """ End a session
+
+     End the session: running runs continue and may still write; new starts get `stop`.
+
+    Ending an ended session returns it unchanged (the first `ended_at` is kept).
+
+    Args:
+        session_id (str): The session ID.
+        body (EndSessionRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SessionBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndSessionRequest,
+
+) -> Problem | SessionBody | None:
+    """ End a session
+
+     End the session: running runs continue and may still write; new starts get `stop`.
+
+    Ending an ended session returns it unchanged (the first `ended_at` is kept).
+
+    Args:
+        session_id (str): The session ID.
+        body (EndSessionRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SessionBody
+     """
+
+
+    return sync_detailed(
+        session_id=session_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndSessionRequest,
+
+) -> Response[Problem | SessionBody]:
+    """ End a session
+
+     End the session: running runs continue and may still write; new starts get `stop`.
+
+    Ending an ended session returns it unchanged (the first `ended_at` is kept).
+
+    Args:
+        session_id (str): The session ID.
+        body (EndSessionRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SessionBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndSessionRequest,
+
+) -> Problem | SessionBody | None:
+    """ End a session
+
+     End the session: running runs continue and may still write; new starts get `stop`.
+
+    Ending an ended session returns it unchanged (the first `ended_at` is kept).
+
+    Args:
+        session_id (str): The session ID.
+        body (EndSessionRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SessionBody
+     """
+
+
+    return (await asyncio_detailed(
+        session_id=session_id,
+client=client,
+body=body,
+
+    )).parsed

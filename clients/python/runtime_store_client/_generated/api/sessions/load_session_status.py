@@ -1,0 +1,215 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.session_status_body import SessionStatusBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    session_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/sessions/{session_id}/status".format(session_id=quote(str(session_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | SessionStatusBody | None:
+    if response.status_code == 200:
+        response_200 = SessionStatusBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | SessionStatusBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Problem | SessionStatusBody]:
+    """ Load a session's status
+
+     `active` or `ended`.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SessionStatusBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Problem | SessionStatusBody | None:
+    """ Load a session's status
+
+     `active` or `ended`.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SessionStatusBody
+     """
+
+
+    return sync_detailed(
+        session_id=session_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Problem | SessionStatusBody]:
+    """ Load a session's status
+
+     `active` or `ended`.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SessionStatusBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Problem | SessionStatusBody | None:
+    """ Load a session's status
+
+     `active` or `ended`.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SessionStatusBody
+     """
+
+
+    return (await asyncio_detailed(
+        session_id=session_id,
+client=client,
+
+    )).parsed

@@ -1,0 +1,227 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    session_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/v1/sessions/{session_id}".format(session_id=quote(str(session_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Any | Problem]:
+    """ Purge a session
+
+     Delete an ended session with its runs, checkpoints and records, in one transaction.
+
+    The session ID and its run IDs stay reserved forever: every later operation naming them
+    answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
+    never touched.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Any | Problem | None:
+    """ Purge a session
+
+     Delete an ended session with its runs, checkpoints and records, in one transaction.
+
+    The session ID and its run IDs stay reserved forever: every later operation naming them
+    answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
+    never touched.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+     """
+
+
+    return sync_detailed(
+        session_id=session_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Any | Problem]:
+    """ Purge a session
+
+     Delete an ended session with its runs, checkpoints and records, in one transaction.
+
+    The session ID and its run IDs stay reserved forever: every later operation naming them
+    answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
+    never touched.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Any | Problem | None:
+    """ Purge a session
+
+     Delete an ended session with its runs, checkpoints and records, in one transaction.
+
+    The session ID and its run IDs stay reserved forever: every later operation naming them
+    answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
+    never touched.
+
+    Args:
+        session_id (str): The session ID.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        session_id=session_id,
+client=client,
+
+    )).parsed

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.record_body import RecordBody
+  from ..models.run_start_body import RunStartBody
+
+
+
+
+
+T = TypeVar("T", bound="OneShotChildRunStartRequest")
+
+
+
+@_attrs_define
+class OneShotChildRunStartRequest:
+    """ 
+        Attributes:
+            run (RunStartBody): Input of every start (CONTRACT.md 1.4).
+            parent_linked (RecordBody): An immutable run record (CONTRACT.md 1.7).
+            started (RecordBody): An immutable run record (CONTRACT.md 1.7).
+     """
+
+    run: RunStartBody
+    parent_linked: RecordBody
+    started: RecordBody
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.record_body import RecordBody # noqa: PLC0415
+        from ..models.run_start_body import RunStartBody # noqa: PLC0415
+        run = self.run.to_dict()
+
+        parent_linked = self.parent_linked.to_dict()
+
+        started = self.started.to_dict()
+
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({
+            "run": run,
+            "parent_linked": parent_linked,
+            "started": started,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.record_body import RecordBody # noqa: PLC0415
+        from ..models.run_start_body import RunStartBody # noqa: PLC0415
+        d = dict(src_dict)
+        run = RunStartBody.from_dict(d.pop("run"))
+
+
+
+
+        parent_linked = RecordBody.from_dict(d.pop("parent_linked"))
+
+
+
+
+        started = RecordBody.from_dict(d.pop("started"))
+
+
+
+
+        one_shot_child_run_start_request = cls(
+            run=run,
+            parent_linked=parent_linked,
+            started=started,
+        )
+
+        return one_shot_child_run_start_request
+

@@ -1,0 +1,6 @@
+"""The HTTP implementations of the contract protocols."""
+
+from .aio import AsyncHttpStore
+from .sync import HttpStore
+
+__all__ = ["AsyncHttpStore", "HttpStore"]

@@ -1,0 +1,293 @@
+"""Each contract operation as a ``Call``: one generated endpoint, its arguments, and the
+conversion of its result. ``HttpStore`` runs calls synchronously, ``AsyncHttpStore`` with
+asyncio; both share this one description of the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Generic, TypeVar
+
+from .._generated.api.memory import append_memory_events, load_memory
+from .._generated.api.runs import (
+    append_run_record,
+    list_run_records,
+    load_run,
+    load_run_suspension,
+    record_run_cancellation,
+    record_run_suspension,
+    record_run_terminal,
+    repair_run_suspension,
+    repair_run_terminal,
+    start_child_run,
+    start_one_shot_child_run,
+    start_one_shot_run,
+    start_root_run,
+)
+from .._generated.api.sessions import (
+    create_session,
+    end_session,
+    list_session_run_records,
+    list_session_runs,
+    load_session,
+    load_session_status,
+    purge_session,
+)
+from .._generated.client import AuthenticatedClient, Client
+from .._generated.models import (
+    AppendMemoryRequest,
+    AppendRecordRequest,
+    CancellationRequest,
+    ChildRunStartRequest,
+    CreateSessionRequest,
+    EndSessionRequest,
+    OneShotChildRunStartRequest,
+    OneShotRunStartRequest,
+    RootRunStartRequest,
+    SuspensionRequest,
+    TerminalRequest,
+)
+from .._generated.models import RunStatus as WireRunStatus
+from .._generated.types import Response
+from ..errors import InvalidArgumentError
+from ..types import (
+    AppendResult,
+    Checkpoint,
+    ChildRunStartResult,
+    MemoryEvent,
+    OneShotChildRunStartResult,
+    OneShotRunStartResult,
+    Page,
+    Record,
+    RepairResult,
+    RootRunStartResult,
+    RunMeta,
+    RunPage,
+    RunStart,
+    RunStatus,
+    Session,
+    SessionStatus,
+    Snapshot,
+)
+from . import _convert as c
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request: how to send it (sync or async) and how to read its 2xx body."""
+
+    endpoint: ModuleType
+    kwargs: dict[str, Any]
+    convert: Callable[[Any], T]
+
+    def send(self, client: Client | AuthenticatedClient) -> Response[Any]:
+        response: Response[Any] = self.endpoint.sync_detailed(client=client, **self.kwargs)
+        return response
+
+    def send_async(self, client: Client | AuthenticatedClient) -> Awaitable[Response[Any]]:
+        awaitable: Awaitable[Response[Any]] = self.endpoint.asyncio_detailed(
+            client=client, **self.kwargs
+        )
+        return awaitable
+
+
+def _none(_: Any) -> None:
+    return None
+
+
+def start_root(run: RunStart, started: Record, canceled: Record) -> Call[RootRunStartResult]:
+    body = RootRunStartRequest(
+        run=c.run_start_body(run),
+        started=c.record_body(started, "started"),
+        canceled=c.record_body(canceled, "canceled"),
+    )
+    return Call(start_root_run, {"body": body}, c.root_start)
+
+
+def start_child(
+    run: RunStart, parent_linked: Record, started: Record, canceled: Record
+) -> Call[ChildRunStartResult]:
+    body = ChildRunStartRequest(
+        run=c.run_start_body(run),
+        parent_linked=c.record_body(parent_linked, "parent_linked"),
+        started=c.record_body(started, "started"),
+        canceled=c.record_body(canceled, "canceled"),
+    )
+    return Call(start_child_run, {"body": body}, c.child_start)
+
+
+def start_one_shot(run: RunStart, started: Record) -> Call[OneShotRunStartResult]:
+    body = OneShotRunStartRequest(
+        run=c.run_start_body(run), started=c.record_body(started, "started")
+    )
+    return Call(start_one_shot_run, {"body": body}, c.one_shot_start)
+
+
+def start_one_shot_child(
+    run: RunStart, parent_linked: Record, started: Record
+) -> Call[OneShotChildRunStartResult]:
+    body = OneShotChildRunStartRequest(
+        run=c.run_start_body(run),
+        parent_linked=c.record_body(parent_linked, "parent_linked"),
+        started=c.record_body(started, "started"),
+    )
+    return Call(start_one_shot_child_run, {"body": body}, c.one_shot_child_start)
+
+
+def append(record: Record) -> Call[AppendResult]:
+    body = AppendRecordRequest(record=c.record_body(record))
+    return Call(
+        append_run_record,
+        {"run_id": c.path_id(record.run_id, "record.run_id"), "body": body},
+        c.append_result,
+    )
+
+
+def cancellation(run_id: str, reason: str, record: Record) -> Call[AppendResult]:
+    body = CancellationRequest(reason=reason, record=c.record_body(record))
+    return Call(
+        record_run_cancellation,
+        {"run_id": c.path_id(run_id, "run_id"), "body": body},
+        c.append_result,
+    )
+
+
+def suspension(run_id: str, checkpoint: Checkpoint, record: Record) -> Call[AppendResult]:
+    body = SuspensionRequest(checkpoint=c.checkpoint_body(checkpoint), record=c.record_body(record))
+    return Call(
+        record_run_suspension,
+        {"run_id": c.path_id(run_id, "run_id"), "body": body},
+        c.append_result,
+    )
+
+
+def terminal(run_id: str, status: RunStatus, record: Record) -> Call[AppendResult]:
+    body = TerminalRequest(status=c.wire_run_status(status), record=c.record_body(record))
+    return Call(
+        record_run_terminal,
+        {"run_id": c.path_id(run_id, "run_id"), "body": body},
+        c.append_result,
+    )
+
+
+def repair_suspension(run_id: str, checkpoint: Checkpoint, record: Record) -> Call[RepairResult]:
+    body = SuspensionRequest(checkpoint=c.checkpoint_body(checkpoint), record=c.record_body(record))
+    return Call(
+        repair_run_suspension,
+        {"run_id": c.path_id(run_id, "run_id"), "body": body},
+        c.repair_result,
+    )
+
+
+def repair_terminal(run_id: str, status: RunStatus, record: Record) -> Call[RepairResult]:
+    body = TerminalRequest(status=c.wire_run_status(status), record=c.record_body(record))
+    return Call(
+        repair_run_terminal,
+        {"run_id": c.path_id(run_id, "run_id"), "body": body},
+        c.repair_result,
+    )
+
+
+def get_run(run_id: str) -> Call[RunMeta]:
+    return Call(load_run, {"run_id": c.path_id(run_id, "run_id")}, c.run_meta)
+
+
+def get_session_status(session_id: str) -> Call[SessionStatus]:
+    return Call(
+        load_session_status,
+        {"session_id": c.session_path_id(session_id)},
+        lambda body: SessionStatus(body.status.value),
+    )
+
+
+def get_run_suspension(run_id: str) -> Call[Checkpoint]:
+    return Call(load_run_suspension, {"run_id": c.path_id(run_id, "run_id")}, c.checkpoint)
+
+
+def _page_args(cursor: str, limit: int) -> dict[str, Any]:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise InvalidArgumentError("limit must be a positive integer")
+    if not isinstance(cursor, str):
+        raise InvalidArgumentError("cursor must be a string")
+    return {"cursor": cursor, "limit": limit}
+
+
+def run_records(run_id: str, cursor: str, limit: int) -> Call[Page]:
+    return Call(
+        list_run_records,
+        {"run_id": c.path_id(run_id, "run_id"), **_page_args(cursor, limit)},
+        c.record_page,
+    )
+
+
+def session_records(session_id: str, cursor: str, limit: int) -> Call[Page]:
+    return Call(
+        list_session_run_records,
+        {"session_id": c.session_path_id(session_id), **_page_args(cursor, limit)},
+        c.record_page,
+    )
+
+
+def new_session(session_id: str, created_at: Any) -> Call[Session]:
+    body = CreateSessionRequest(
+        session_id=c.path_id(session_id, "session_id"),
+        created_at=c.wire_time(created_at, "created_at"),
+    )
+    return Call(create_session, {"body": body}, c.session)
+
+
+def get_session(session_id: str) -> Call[Session]:
+    return Call(load_session, {"session_id": c.session_path_id(session_id)}, c.session)
+
+
+def finish_session(session_id: str, ended_at: Any) -> Call[Session]:
+    body = EndSessionRequest(ended_at=c.wire_time(ended_at, "ended_at"))
+    return Call(
+        end_session, {"session_id": c.path_id(session_id, "session_id"), "body": body}, c.session
+    )
+
+
+def purge(session_id: str) -> Call[None]:
+    return Call(purge_session, {"session_id": c.path_id(session_id, "session_id")}, _none)
+
+
+def session_runs(
+    session_id: str, statuses: Sequence[RunStatus], cursor: str, limit: int
+) -> Call[RunPage]:
+    wanted: list[WireRunStatus] = [c.wire_run_status(status) for status in statuses]
+    return Call(
+        list_session_runs,
+        {
+            "session_id": c.session_path_id(session_id),
+            "status": wanted,
+            **_page_args(cursor, limit),
+        },
+        c.run_page,
+    )
+
+
+def get_memory(agent_id: str, run_id: str) -> Call[Snapshot]:
+    return Call(
+        load_memory,
+        {"agent_id": c.path_id(agent_id, "agent_id"), "run_id": c.path_id(run_id, "run_id")},
+        c.snapshot,
+    )
+
+
+def add_memory(agent_id: str, run_id: str, events: Sequence[MemoryEvent]) -> Call[None]:
+    body = AppendMemoryRequest(
+        events=[c.memory_event_body(event, f"events[{i}]") for i, event in enumerate(events)]
+    )
+    return Call(
+        append_memory_events,
+        {
+            "agent_id": c.path_id(agent_id, "agent_id"),
+            "run_id": c.path_id(run_id, "run_id"),
+            "body": body,
+        },
+        _none,
+    )

@@ -1,0 +1,57 @@
+"""Retries that are safe by construction.
+
+Only ``UnavailableError`` (a 503, a refused or reset connection, a timeout) is retried:
+every write is idempotent by its event keys, so a retried write that had in fact
+committed comes back as an exact retry with the original IDs. Contract errors are final.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from ..errors import StoreError, UnavailableError
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter, bounded by a count and an overall deadline."""
+
+    retries: int = 3
+    deadline: float = 30.0
+    base_delay: float = 0.1
+    max_delay: float = 5.0
+
+    def delay(self, attempt: int, error: StoreError) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        backoff = random.uniform(0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+        return max(backoff, error.retry_after or 0.0)
+
+
+class Attempts:
+    """Decides, after each failure, whether and how long to wait before the next attempt."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+        self.failures = 0
+        self.started = time.monotonic()
+
+    def next_delay(self, error: StoreError) -> float | None:
+        """The wait before the next attempt, or ``None`` when ``error`` must be raised."""
+        if not isinstance(error, UnavailableError):
+            return None
+        self.failures += 1
+        if self.failures > self.policy.retries:
+            return None
+        delay = self.policy.delay(self.failures, error)
+        if time.monotonic() - self.started + delay > self.policy.deadline:
+            return None
+        return delay
+
+
+def transport_error(exc: httpx.TransportError) -> UnavailableError:
+    """A connection that was refused, reset or timed out: transient."""
+    return UnavailableError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

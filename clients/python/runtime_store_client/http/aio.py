@@ -1,0 +1,228 @@
+"""``AsyncHttpStore``: the async twins of ``Store``, ``SessionAdmin`` and ``MemoryStore``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import httpx
+
+from ..errors import StoreError
+from ..types import (
+    AppendResult,
+    Checkpoint,
+    ChildRunStartResult,
+    MemoryEvent,
+    OneShotChildRunStartResult,
+    OneShotRunStartResult,
+    Page,
+    Record,
+    RepairResult,
+    RootRunStartResult,
+    RunMeta,
+    RunPage,
+    RunStart,
+    RunStatus,
+    Session,
+    SessionStatus,
+    Snapshot,
+)
+from . import _calls as calls
+from ._convert import problem_error
+from ._retry import Attempts, RetryPolicy, transport_error
+from .sync import make_client
+
+T = TypeVar("T")
+
+
+async def _raise_problem(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        await response.aread()
+        raise problem_error(response)
+
+
+class AsyncHttpStore:
+    """A runtime-store over HTTP for asyncio; an async context manager."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        deadline: float = 30.0,
+        httpx_args: dict[str, Any] | None = None,
+    ) -> None:
+        """As ``HttpStore``; ``httpx_args`` go to ``httpx.AsyncClient``."""
+        self._client = make_client(base_url, token, timeout, httpx_args, _raise_problem)
+        self._policy = RetryPolicy(retries=retries, deadline=deadline)
+
+    async def __aenter__(self) -> AsyncHttpStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.get_async_httpx_client().aclose()
+
+    async def _run(self, call: calls.Call[T]) -> T:
+        attempts = Attempts(self._policy)
+        while True:
+            try:
+                response = await call.send_async(self._client)
+                return call.convert(response.parsed)
+            except httpx.TransportError as exc:
+                error: StoreError = transport_error(exc)
+                cause: BaseException = exc
+            except StoreError as exc:
+                error, cause = exc, exc
+            delay = attempts.next_delay(error)
+            if delay is None:
+                if error is cause:
+                    raise error
+                raise error from cause
+            await asyncio.sleep(delay)
+
+    async def start_root_run(
+        self, run: RunStart, started: Record, canceled: Record
+    ) -> RootRunStartResult:
+        """Start a root run of a session (CONTRACT.md 3.3)."""
+        return await self._run(calls.start_root(run, started, canceled))
+
+    async def start_child_run(
+        self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+    ) -> ChildRunStartResult:
+        """Start a child run linked from a running parent (3.4)."""
+        return await self._run(calls.start_child(run, parent_linked, started, canceled))
+
+    async def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult:
+        """Start a sessionless run (3.5)."""
+        return await self._run(calls.start_one_shot(run, started))
+
+    async def start_one_shot_child_run(
+        self, run: RunStart, parent_linked: Record, started: Record
+    ) -> OneShotChildRunStartResult:
+        """Start a sessionless child run (3.6)."""
+        return await self._run(calls.start_one_shot_child(run, parent_linked, started))
+
+    async def append_run_record(self, record: Record) -> AppendResult:
+        """Append an ordinary record (3.7)."""
+        return await self._run(calls.append(record))
+
+    async def record_run_cancellation(
+        self, run_id: str, reason: str, record: Record
+    ) -> AppendResult:
+        """Store the first cancellation reason (3.8)."""
+        return await self._run(calls.cancellation(run_id, reason, record))
+
+    async def record_run_suspension(
+        self, run_id: str, checkpoint: Checkpoint, record: Record
+    ) -> AppendResult:
+        """Suspend a run with its checkpoint (3.9)."""
+        return await self._run(calls.suspension(run_id, checkpoint, record))
+
+    async def record_run_terminal(
+        self, run_id: str, status: RunStatus, record: Record
+    ) -> AppendResult:
+        """Finish a run (3.10)."""
+        return await self._run(calls.terminal(run_id, status, record))
+
+    async def repair_run_suspension(
+        self, run_id: str, checkpoint: Checkpoint, record: Record
+    ) -> RepairResult:
+        """Make sure a suspension is stored (3.11)."""
+        return await self._run(calls.repair_suspension(run_id, checkpoint, record))
+
+    async def repair_run_terminal(
+        self, run_id: str, status: RunStatus, record: Record
+    ) -> RepairResult:
+        """Make sure a terminal status is stored (3.11)."""
+        return await self._run(calls.repair_terminal(run_id, status, record))
+
+    async def load_run(self, run_id: str) -> RunMeta:
+        """The run's meta (3.12)."""
+        return await self._run(calls.get_run(run_id))
+
+    async def load_session_status(self, session_id: str) -> SessionStatus:
+        """``active`` or ``ended`` (3.2)."""
+        return await self._run(calls.get_session_status(session_id))
+
+    async def load_run_suspension(self, run_id: str) -> Checkpoint:
+        """The checkpoint of a suspended run (3.12)."""
+        return await self._run(calls.get_run_suspension(run_id))
+
+    async def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> Page:
+        """A page of one run's records, oldest first (section 4)."""
+        return await self._run(calls.run_records(run_id, cursor, limit))
+
+    async def list_session_run_records(
+        self, session_id: str, cursor: str = "", limit: int = 100
+    ) -> Page:
+        """A page of a session's records in commit order (section 4)."""
+        return await self._run(calls.session_records(session_id, cursor, limit))
+
+    async def create_session(self, session_id: str, created_at: datetime) -> Session:
+        """Create a session, or return the active one (3.1)."""
+        return await self._run(calls.new_session(session_id, created_at))
+
+    async def load_session(self, session_id: str) -> Session:
+        """The session (3.1)."""
+        return await self._run(calls.get_session(session_id))
+
+    async def end_session(self, session_id: str, ended_at: datetime) -> Session:
+        """End a session (3.1)."""
+        return await self._run(calls.finish_session(session_id, ended_at))
+
+    async def purge_session(self, session_id: str) -> None:
+        """Purge an ended session; its IDs stay reserved (3.1)."""
+        return await self._run(calls.purge(session_id))
+
+    async def list_session_runs(
+        self,
+        session_id: str,
+        statuses: Sequence[RunStatus] = (),
+        cursor: str = "",
+        limit: int = 100,
+    ) -> RunPage:
+        """A page of a session's runs (3.1)."""
+        return await self._run(calls.session_runs(session_id, statuses, cursor, limit))
+
+    async def load_memory(self, agent_id: str, run_id: str) -> Snapshot:
+        """The memory events of an agent's run (section 9)."""
+        return await self._run(calls.get_memory(agent_id, run_id))
+
+    async def append_memory_events(
+        self, agent_id: str, run_id: str, events: Sequence[MemoryEvent]
+    ) -> None:
+        """Append memory events atomically (section 9)."""
+        return await self._run(calls.add_memory(agent_id, run_id, events))
+
+    async def iter_run_records(
+        self, run_id: str, *, after: str = "", limit: int = 100
+    ) -> AsyncIterator[Record]:
+        """Every record of a run after the record ID ``after``, page by page."""
+        cursor = after
+        while True:
+            page = await self.list_run_records(run_id, cursor, limit)
+            for record in page.records:
+                yield record
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    async def iter_session_run_records(
+        self, session_id: str, *, limit: int = 100
+    ) -> AsyncIterator[Record]:
+        """Every record of a session in commit order, page by page."""
+        cursor = ""
+        while True:
+            page = await self.list_session_run_records(session_id, cursor, limit)
+            for record in page.records:
+                yield record
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor

@@ -1,0 +1,244 @@
+"""``HttpStore``: the ``Store``, ``SessionAdmin`` and ``MemoryStore`` protocols over HTTP.
+
+Use it exactly as the in-process store::
+
+    with HttpStore("http://127.0.0.1:8000") as store:
+        store.create_session("chat-1", datetime.now(UTC).replace(microsecond=0))
+
+Every problem body becomes the contract error of its ``code``; only ``UnavailableError``
+is retried (see ``_retry``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import httpx
+
+from .._generated.client import AuthenticatedClient, Client
+from ..errors import StoreError
+from ..types import (
+    AppendResult,
+    Checkpoint,
+    ChildRunStartResult,
+    MemoryEvent,
+    OneShotChildRunStartResult,
+    OneShotRunStartResult,
+    Page,
+    Record,
+    RepairResult,
+    RootRunStartResult,
+    RunMeta,
+    RunPage,
+    RunStart,
+    RunStatus,
+    Session,
+    SessionStatus,
+    Snapshot,
+)
+from . import _calls as calls
+from ._convert import problem_error
+from ._retry import Attempts, RetryPolicy, transport_error
+
+T = TypeVar("T")
+
+
+def _raise_problem(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        response.read()
+        raise problem_error(response)
+
+
+def make_client(
+    base_url: str, token: str | None, timeout: float, httpx_args: dict[str, Any] | None, hook: Any
+) -> Client | AuthenticatedClient:
+    """The generated client, raising contract errors from an httpx response hook."""
+    args = dict(httpx_args or {})
+    hooks = dict(args.pop("event_hooks", {}))
+    hooks["response"] = [*hooks.get("response", []), hook]
+    options: dict[str, Any] = {
+        "base_url": base_url.rstrip("/"),
+        "timeout": httpx.Timeout(timeout),
+        "httpx_args": {**args, "event_hooks": hooks},
+        "raise_on_unexpected_status": False,
+    }
+    if token:
+        return AuthenticatedClient(token=token, **options)
+    return Client(**options)
+
+
+class HttpStore:
+    """A runtime-store over HTTP; a context manager that closes its connections."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        deadline: float = 30.0,
+        httpx_args: dict[str, Any] | None = None,
+    ) -> None:
+        """``retries`` bounds the retries of one call and ``deadline`` its total seconds;
+        ``httpx_args`` go to ``httpx.Client`` (a transport, a proxy, TLS settings)."""
+        self._client = make_client(base_url, token, timeout, httpx_args, _raise_problem)
+        self._policy = RetryPolicy(retries=retries, deadline=deadline)
+
+    def __enter__(self) -> HttpStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._client.get_httpx_client().close()
+
+    def _run(self, call: calls.Call[T]) -> T:
+        attempts = Attempts(self._policy)
+        while True:
+            try:
+                response = call.send(self._client)
+                return call.convert(response.parsed)
+            except httpx.TransportError as exc:
+                error: StoreError = transport_error(exc)
+                cause: BaseException = exc
+            except StoreError as exc:
+                error, cause = exc, exc
+            delay = attempts.next_delay(error)
+            if delay is None:
+                if error is cause:
+                    raise error
+                raise error from cause
+            time.sleep(delay)
+
+    def start_root_run(
+        self, run: RunStart, started: Record, canceled: Record
+    ) -> RootRunStartResult:
+        """Start a root run of a session (CONTRACT.md 3.3)."""
+        return self._run(calls.start_root(run, started, canceled))
+
+    def start_child_run(
+        self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+    ) -> ChildRunStartResult:
+        """Start a child run linked from a running parent (3.4)."""
+        return self._run(calls.start_child(run, parent_linked, started, canceled))
+
+    def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult:
+        """Start a sessionless run (3.5)."""
+        return self._run(calls.start_one_shot(run, started))
+
+    def start_one_shot_child_run(
+        self, run: RunStart, parent_linked: Record, started: Record
+    ) -> OneShotChildRunStartResult:
+        """Start a sessionless child run (3.6)."""
+        return self._run(calls.start_one_shot_child(run, parent_linked, started))
+
+    def append_run_record(self, record: Record) -> AppendResult:
+        """Append an ordinary record (3.7)."""
+        return self._run(calls.append(record))
+
+    def record_run_cancellation(self, run_id: str, reason: str, record: Record) -> AppendResult:
+        """Store the first cancellation reason (3.8)."""
+        return self._run(calls.cancellation(run_id, reason, record))
+
+    def record_run_suspension(
+        self, run_id: str, checkpoint: Checkpoint, record: Record
+    ) -> AppendResult:
+        """Suspend a run with its checkpoint (3.9)."""
+        return self._run(calls.suspension(run_id, checkpoint, record))
+
+    def record_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> AppendResult:
+        """Finish a run (3.10)."""
+        return self._run(calls.terminal(run_id, status, record))
+
+    def repair_run_suspension(
+        self, run_id: str, checkpoint: Checkpoint, record: Record
+    ) -> RepairResult:
+        """Make sure a suspension is stored (3.11)."""
+        return self._run(calls.repair_suspension(run_id, checkpoint, record))
+
+    def repair_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> RepairResult:
+        """Make sure a terminal status is stored (3.11)."""
+        return self._run(calls.repair_terminal(run_id, status, record))
+
+    def load_run(self, run_id: str) -> RunMeta:
+        """The run's meta (3.12)."""
+        return self._run(calls.get_run(run_id))
+
+    def load_session_status(self, session_id: str) -> SessionStatus:
+        """``active`` or ``ended`` (3.2)."""
+        return self._run(calls.get_session_status(session_id))
+
+    def load_run_suspension(self, run_id: str) -> Checkpoint:
+        """The checkpoint of a suspended run (3.12)."""
+        return self._run(calls.get_run_suspension(run_id))
+
+    def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> Page:
+        """A page of one run's records, oldest first (section 4)."""
+        return self._run(calls.run_records(run_id, cursor, limit))
+
+    def list_session_run_records(self, session_id: str, cursor: str = "", limit: int = 100) -> Page:
+        """A page of a session's records in commit order (section 4)."""
+        return self._run(calls.session_records(session_id, cursor, limit))
+
+    def create_session(self, session_id: str, created_at: datetime) -> Session:
+        """Create a session, or return the active one (3.1)."""
+        return self._run(calls.new_session(session_id, created_at))
+
+    def load_session(self, session_id: str) -> Session:
+        """The session (3.1)."""
+        return self._run(calls.get_session(session_id))
+
+    def end_session(self, session_id: str, ended_at: datetime) -> Session:
+        """End a session (3.1)."""
+        return self._run(calls.finish_session(session_id, ended_at))
+
+    def purge_session(self, session_id: str) -> None:
+        """Purge an ended session; its IDs stay reserved (3.1)."""
+        return self._run(calls.purge(session_id))
+
+    def list_session_runs(
+        self,
+        session_id: str,
+        statuses: Sequence[RunStatus] = (),
+        cursor: str = "",
+        limit: int = 100,
+    ) -> RunPage:
+        """A page of a session's runs (3.1)."""
+        return self._run(calls.session_runs(session_id, statuses, cursor, limit))
+
+    def load_memory(self, agent_id: str, run_id: str) -> Snapshot:
+        """The memory events of an agent's run (section 9)."""
+        return self._run(calls.get_memory(agent_id, run_id))
+
+    def append_memory_events(
+        self, agent_id: str, run_id: str, events: Sequence[MemoryEvent]
+    ) -> None:
+        """Append memory events atomically (section 9)."""
+        return self._run(calls.add_memory(agent_id, run_id, events))
+
+    def iter_run_records(
+        self, run_id: str, *, after: str = "", limit: int = 100
+    ) -> Iterator[Record]:
+        """Every record of a run after the record ID ``after``, page by page."""
+        cursor = after
+        while True:
+            page = self.list_run_records(run_id, cursor, limit)
+            yield from page.records
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def iter_session_run_records(self, session_id: str, *, limit: int = 100) -> Iterator[Record]:
+        """Every record of a session in commit order, page by page."""
+        cursor = ""
+        while True:
+            page = self.list_session_run_records(session_id, cursor, limit)
+            yield from page.records
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor

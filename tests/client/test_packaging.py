@@ -1,0 +1,40 @@
+"""Workers install the client alone: it imports without FastAPI or SQLAlchemy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_client_installs_and_imports_in_a_venv_without_the_service(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            str(ROOT / "clients/python"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import importlib.util, runtime_store_client as c\n"
+        "assert c.HttpStore and c.AsyncHttpStore and c.Store and c.RunStatus('completed')\n"
+        "missing = [m for m in ('fastapi', 'sqlalchemy', 'app') if importlib.util.find_spec(m)]\n"
+        "assert not missing, missing\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
