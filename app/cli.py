@@ -74,13 +74,20 @@ def openapi_yaml() -> str:
 
 @cli.command("serve")
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
-    port: int = typer.Option(8000, help="Port to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", envvar="RUNTIME_STORE_HOST", help="Address to listen on."
+    ),
+    port: int = typer.Option(8000, envvar="RUNTIME_STORE_PORT", help="Port to listen on."),
     workers: int = typer.Option(
-        0, help="Worker processes (0: one per core on PostgreSQL; always 1 on SQLite)."
+        0,
+        envvar="RUNTIME_STORE_WORKERS",
+        help="Worker processes (0: one per core on PostgreSQL; always 1 on SQLite).",
     ),
     no_migrate: bool = typer.Option(
-        False, "--no-migrate", help="Do not apply migrations at start."
+        False,
+        "--no-migrate",
+        envvar="RUNTIME_STORE_NO_MIGRATE",
+        help="Do not apply migrations at start.",
     ),
 ) -> None:
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
@@ -91,6 +98,8 @@ def serve(
     settings = Settings()
     if not no_migrate:
         upgrade_schema_exclusively(settings.database_url)
+        _, current, _ = schema_is_current(settings.database_url)
+        typer.echo(f"database schema at {current}")
     if settings.database_url.startswith("sqlite"):
         if workers > 1:
             typer.echo("SQLite allows one writer process: serving with 1 worker.", err=True)

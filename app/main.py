@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
+from .api.docs import DocsSecurityHeaders
 from .api.problems import install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, memory, runs, sessions
@@ -38,7 +39,12 @@ TAGS = [
     {"name": "runs", "description": "Run lifecycle transactions and run reads."},
     {"name": "records", "description": "The append-only run record log, per run and per session."},
     {"name": "memory", "description": "Product-owned per-run memory events."},
-    {"name": "operations", "description": "Health and readiness (outside this document)."},
+    {
+        "name": "operations",
+        "description": "Kept out of this document: `GET /healthz` (the process is alive), "
+        "`GET /readyz` (the database answers and its schema is at head, else 503), `/docs` "
+        "and `/redoc` (served offline), `/openapi.json`.",
+    },
 ]
 
 
@@ -69,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (sessions.router, runs.router, memory.router, health.router):
         app.include_router(router)
     install_problem_handlers(app)
+    app.add_middleware(DocsSecurityHeaders)
     app.add_middleware(RequestIdMiddleware)
 
     def openapi() -> dict[str, Any]:

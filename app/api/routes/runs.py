@@ -27,7 +27,7 @@ from app.api.schemas import (
 )
 from runtime_store_client import InvalidArgumentError
 
-router = APIRouter(prefix="/v1/runs", tags=["runs"])
+router = APIRouter(prefix="/v1/runs")
 
 _START_PROBLEMS = (
     "run_record_owner_mismatch",
@@ -42,6 +42,7 @@ _WRITE_PROBLEMS = ("run_not_found", "session_purged", "run_record_owner_mismatch
 
 @router.post(
     "/root-starts",
+    tags=["runs"],
     operation_id="start-root-run",
     summary="Start a root run",
     responses=problems(*_START_PROBLEMS),
@@ -63,6 +64,7 @@ def start_root_run(body: RootRunStartRequest, store: StoreDep) -> RootRunStartRe
 
 @router.post(
     "/child-starts",
+    tags=["runs"],
     operation_id="start-child-run",
     summary="Start a child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
@@ -86,6 +88,7 @@ def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> ChildRunStar
 
 @router.post(
     "/one-shot-starts",
+    tags=["runs"],
     operation_id="start-one-shot-run",
     summary="Start a sessionless run",
     responses=problems(
@@ -101,6 +104,7 @@ def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> OneShot
 
 @router.post(
     "/one-shot-child-starts",
+    tags=["runs"],
     operation_id="start-one-shot-child-run",
     summary="Start a sessionless child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
@@ -141,6 +145,7 @@ def append_run_record(
 
 @router.post(
     "/{run_id}/cancellation",
+    tags=["runs"],
     operation_id="record-run-cancellation",
     summary="Record a cancellation request",
     responses=problems(*_WRITE_PROBLEMS, "run_not_active", "run_cancellation_conflict"),
@@ -159,6 +164,7 @@ def record_run_cancellation(
 
 @router.post(
     "/{run_id}/suspension",
+    tags=["runs"],
     operation_id="record-run-suspension",
     summary="Suspend a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict", "run_suspension_conflict"),
@@ -174,6 +180,7 @@ def record_run_suspension(
 
 @router.post(
     "/{run_id}/terminal",
+    tags=["runs"],
     operation_id="record-run-terminal",
     summary="Finish a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
@@ -189,6 +196,7 @@ def record_run_terminal(
 
 @router.post(
     "/{run_id}/suspension/repair",
+    tags=["runs"],
     operation_id="repair-run-suspension",
     summary="Repair a suspension",
     responses=problems(*_WRITE_PROBLEMS, "run_suspension_conflict"),
@@ -205,6 +213,7 @@ def repair_run_suspension(
 
 @router.post(
     "/{run_id}/terminal/repair",
+    tags=["runs"],
     operation_id="repair-run-terminal",
     summary="Repair a terminal status",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
@@ -221,6 +230,7 @@ def repair_run_terminal(
 
 @router.get(
     "/{run_id}",
+    tags=["runs"],
     operation_id="load-run",
     summary="Load a run",
     responses=problems("run_not_found", "session_purged"),
@@ -232,6 +242,7 @@ def load_run(run_id: RunIdPath, store: StoreDep) -> RunMetaBody:
 
 @router.get(
     "/{run_id}/suspension",
+    tags=["runs"],
     operation_id="load-run-suspension",
     summary="Load a suspension checkpoint",
     responses=problems("run_not_found", "run_suspension_not_found", "session_purged"),

@@ -18,11 +18,12 @@ from app.api.schemas import (
 )
 from runtime_store_client import RunStatus
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+router = APIRouter(prefix="/v1/sessions")
 
 
 @router.post(
     "",
+    tags=["sessions"],
     operation_id="create-session",
     summary="Create a session",
     responses=problems("session_ended", "session_purged"),
@@ -37,6 +38,7 @@ def create_session(body: CreateSessionRequest, store: StoreDep) -> SessionBody:
 
 @router.get(
     "/{session_id}",
+    tags=["sessions"],
     operation_id="load-session",
     summary="Load a session",
     responses=problems("session_not_found", "session_purged"),
@@ -48,6 +50,7 @@ def load_session(session_id: SessionIdPath, store: StoreDep) -> SessionBody:
 
 @router.post(
     "/{session_id}/end",
+    tags=["sessions"],
     operation_id="end-session",
     summary="End a session",
     responses=problems("session_not_found", "session_purged"),
@@ -62,6 +65,7 @@ def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: Store
 
 @router.delete(
     "/{session_id}",
+    tags=["sessions"],
     operation_id="purge-session",
     summary="Purge a session",
     status_code=status.HTTP_204_NO_CONTENT,
@@ -80,6 +84,7 @@ def purge_session(session_id: SessionIdPath, store: StoreDep) -> None:
 
 @router.get(
     "/{session_id}/status",
+    tags=["sessions"],
     operation_id="load-session-status",
     summary="Load a session's status",
     responses=problems("session_not_found", "session_purged"),
@@ -91,6 +96,7 @@ def load_session_status(session_id: SessionIdPath, store: StoreDep) -> SessionSt
 
 @router.get(
     "/{session_id}/runs",
+    tags=["sessions"],
     operation_id="list-session-runs",
     summary="List a session's runs",
     responses=problems("session_not_found", "session_purged"),

@@ -11,9 +11,12 @@ from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 from .._generated.api.memory import append_memory_events, load_memory
-from .._generated.api.runs import (
+from .._generated.api.records import (
     append_run_record,
     list_run_records,
+    list_session_run_records,
+)
+from .._generated.api.runs import (
     load_run,
     load_run_suspension,
     record_run_cancellation,
@@ -29,7 +32,6 @@ from .._generated.api.runs import (
 from .._generated.api.sessions import (
     create_session,
     end_session,
-    list_session_run_records,
     list_session_runs,
     load_session,
     load_session_status,
