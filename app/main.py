@@ -15,7 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
 from .api.docs import DocsSecurityHeaders
-from .api.problems import install_problem_handlers, problem_media_types
+from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, memory, runs, sessions
 from .settings import Settings
@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (sessions.router, runs.router, memory.router, health.router):
         app.include_router(router)
     install_problem_handlers(app)
+    app.add_middleware(UnexpectedErrors)
     app.add_middleware(DocsSecurityHeaders)
     app.add_middleware(RequestIdMiddleware)
 

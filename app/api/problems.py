@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.storage.engine import is_transient
 from runtime_store_client import StoreError
@@ -162,7 +163,8 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+def unexpected_problem(request: Request, exc: Exception) -> JSONResponse:
+    """A transient database failure is 503; anything else a 500 naming only the request."""
     if isinstance(exc, sa.exc.DBAPIError) and is_transient(exc):
         return problem_response(
             request,
@@ -176,11 +178,41 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+class UnexpectedErrors:
+    """Pure ASGI middleware: an exception no handler took becomes a problem response.
+
+    It sits inside the request-ID middleware, so the 500 carries ``X-Request-ID`` like every
+    other response, and the exception is logged once, here.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started:
+                raise
+            response = unexpected_problem(Request(scope), exc)
+            await response(scope, receive, send)
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)
 
 
 def problems(*codes: str) -> dict[int | str, dict[str, Any]]:

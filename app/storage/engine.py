@@ -40,6 +40,8 @@ def normalize_url(url: str | URL) -> URL:
 def create_engine(url: str | URL, **kwargs: Any) -> Engine:
     """An engine configured for runtime-store on SQLite or PostgreSQL."""
     parsed = normalize_url(url)
+    # Error messages and logs must never carry payloads or other bound values.
+    kwargs.setdefault("hide_parameters", True)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed, **kwargs)
     kwargs.setdefault("pool_pre_ping", True)
