@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Annotated
 
@@ -9,11 +10,15 @@ import typer
 import yaml
 
 from app.settings import Settings
+from app.storage.engine import create_engine
 from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
+from app.storage.tokens import Role, TokenError, Tokens
 
 cli = typer.Typer(help="runtime-store: the durable runtime-state owner for agent runtimes.")
 db = typer.Typer(help="Database schema administration.")
 cli.add_typer(db, name="db")
+tokens_cli = typer.Typer(help="Bearer tokens: create (shown once), list, revoke.")
+cli.add_typer(tokens_cli, name="tokens")
 
 
 def _database_url(url: str | None) -> str:
@@ -53,6 +58,56 @@ def db_check(
     raise typer.Exit(1)
 
 
+def _tokens() -> Tokens:
+    settings = Settings()
+    key = settings.token_key.get_secret_value() if settings.token_key else None
+    return Tokens(create_engine(settings.database_url), key)
+
+
+@tokens_cli.command("create")
+def tokens_create(
+    name: Annotated[str, typer.Option(help="A unique name for the token's holder.")],
+    role: Annotated[Role, typer.Option(help="admin, worker or reader.")] = Role.WORKER,
+) -> None:
+    """Create a token and print it: this is the only time it is shown."""
+    try:
+        token = _tokens().create(name, role)
+    except TokenError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+    typer.echo(token)
+
+
+@tokens_cli.command("list")
+def tokens_list() -> None:
+    """Name, role, creation and revocation of every token (never the secret)."""
+    for info in _tokens().list():
+        revoked = f"revoked {info.revoked_at.isoformat()}" if info.revoked_at else "active"
+        typer.echo(
+            f"{info.name}\t{info.role.value}\tcreated {info.created_at.isoformat()}\t{revoked}"
+        )
+
+
+@tokens_cli.command("revoke")
+def tokens_revoke(name: Annotated[str, typer.Argument(help="The token's name.")]) -> None:
+    """Revoke a token: it stops working at once."""
+    try:
+        _tokens().revoke(name)
+    except TokenError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"revoked {name}")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @cli.command("openapi")
 def openapi(
     output: Annotated[Path, typer.Option(help="Where to write the document.")] = Path(
@@ -89,6 +144,12 @@ def serve(
         envvar="RUNTIME_STORE_NO_MIGRATE",
         help="Do not apply migrations at start.",
     ),
+    insecure: bool = typer.Option(
+        False,
+        "--insecure",
+        envvar="RUNTIME_STORE_INSECURE",
+        help="Allow serving without any token on a non-loopback address.",
+    ),
 ) -> None:
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
     import os
@@ -100,6 +161,14 @@ def serve(
         upgrade_schema_exclusively(settings.database_url)
         _, current, _ = schema_is_current(settings.database_url)
         typer.echo(f"database schema at {current}")
+    if not _is_loopback(host) and not insecure and not _tokens().any_configured():
+        typer.echo(
+            f"refusing to serve on {host} without authentication: create a token with "
+            "`runtime-store tokens create --role admin --name NAME` (and set "
+            "RUNTIME_STORE_TOKEN_KEY), or pass --insecure",
+            err=True,
+        )
+        raise typer.Exit(2)
     if settings.database_url.startswith("sqlite"):
         if workers > 1:
             typer.echo("SQLite allows one writer process: serving with 1 worker.", err=True)

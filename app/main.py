@@ -14,12 +14,15 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
+from .api.auth import decide_auth
+from .api.body_limit import BodySizeLimit
 from .api.docs import DocsSecurityHeaders
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, memory, runs, sessions
 from .settings import Settings
 from .storage import SqlStore, create_engine
+from .storage.tokens import Tokens
 
 DESCRIPTION = """\
 The durable owner of runtime state for AI-agent runtimes: **sessions**, **run lifecycle
@@ -57,8 +60,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine = create_engine(settings.database_url)
         app.state.engine = engine
         app.state.store = SqlStore(
-            engine, page_max=settings.page_max, page_byte_budget=settings.page_byte_budget
+            engine,
+            page_max=settings.page_max,
+            page_byte_budget=settings.page_byte_budget,
+            limits=settings.limits(),
         )
+        key = settings.token_key.get_secret_value() if settings.token_key else None
+        app.state.auth = decide_auth(Tokens(engine, key))
         try:
             yield
         finally:
@@ -75,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (sessions.router, runs.router, memory.router, health.router):
         app.include_router(router)
     install_problem_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(UnexpectedErrors)
     app.add_middleware(DocsSecurityHeaders)
     app.add_middleware(RequestIdMiddleware)

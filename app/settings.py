@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain.limits import Limits, MiB
 from app.storage.engine import normalize_url
 
 DEFAULT_DATABASE_URL = "sqlite:///./runtime-store.db"
@@ -24,6 +25,31 @@ class Settings(BaseSettings):
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."
     )
+
+    token_key: SecretStr | None = Field(
+        default=None,
+        description="Key of the HMAC under which bearer tokens are stored; required once "
+        "tokens are used.",
+    )
+    max_body_bytes: int = Field(default=8 * MiB, gt=0, description="Largest request body.")
+    max_id_bytes: int = Field(default=256, gt=0, description="Longest identifier, in bytes.")
+    max_labels: int = Field(default=64, ge=0, description="Most labels on a run or event.")
+    max_label_bytes: int = Field(
+        default=1024, gt=0, description="Longest label key or value, in bytes."
+    )
+    max_payload_bytes: int = Field(
+        default=4 * MiB, gt=0, description="Largest record payload or memory data."
+    )
+    max_checkpoint_bytes: int = Field(default=16 * MiB, gt=0, description="Largest checkpoint.")
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_id_bytes=self.max_id_bytes,
+            max_labels=self.max_labels,
+            max_label_bytes=self.max_label_bytes,
+            max_payload_bytes=self.max_payload_bytes,
+            max_checkpoint_bytes=self.max_checkpoint_bytes,
+        )
 
     @field_validator("database_url")
     @classmethod

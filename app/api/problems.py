@@ -126,7 +126,11 @@ def problem_response(
 
 def _store_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StoreError)
-    headers = {"Retry-After": RETRY_AFTER_SECONDS} if exc.code == "unavailable" else None
+    headers = None
+    if exc.code == "unavailable":
+        headers = {"Retry-After": RETRY_AFTER_SECONDS}
+    elif exc.code == "unauthenticated":
+        headers = {"WWW-Authenticate": "Bearer"}
     return problem_response(
         request,
         code=exc.code,
@@ -215,14 +219,25 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
 
 
+_EVERY_ROUTE = (
+    "unauthenticated",
+    "permission_denied",
+    "invalid_argument",
+    "payload_too_large",
+    "internal",
+    "unavailable",
+)
+
+
 def problems(*codes: str) -> dict[int | str, dict[str, Any]]:
     """``responses=`` for a route: every problem it can return, by status.
 
-    Every route can also answer ``invalid_argument`` (422), ``internal`` (500) and
+    Every route can also answer ``unauthenticated`` (401), ``permission_denied`` (403),
+    ``invalid_argument`` (422), ``payload_too_large`` (413), ``internal`` (500) and
     ``unavailable`` (503).
     """
     by_status: dict[int, list[str]] = {}
-    for code in (*codes, "invalid_argument", "internal", "unavailable"):
+    for code in (*codes, *_EVERY_ROUTE):
         by_status.setdefault(STATUS_OF[code], [])
         if code not in by_status[STATUS_OF[code]]:
             by_status[STATUS_OF[code]].append(code)

@@ -114,3 +114,15 @@ memory_events = sa.Table(
     sa.Column("labels", sa.Text(), nullable=False),
     sa.Index(None, "agent_id", "run_id", "id"),
 )
+
+api_tokens = sa.Table(
+    "api_tokens",
+    metadata,
+    sa.Column("name", sa.Text(), primary_key=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    # HMAC-SHA256 of the token under the service's token key: the token itself is never stored.
+    sa.Column("digest", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
+    sa.Column("revoked_at_ms", sa.BigInteger(), nullable=True),
+    sa.CheckConstraint("role IN ('admin', 'worker', 'reader')", name="role"),
+)

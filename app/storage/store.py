@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 
 from app.domain import cursors
 from app.domain import validation as v
+from app.domain.limits import Limits
 from app.domain.payloads import RunCompletedPayload
 from app.domain.times import from_millis, now_millis, to_millis
 from runtime_store_client import (
@@ -121,12 +122,35 @@ class SqlStore:
         page_byte_budget: int = DEFAULT_PAGE_BYTE_BUDGET,
         clock: Callable[[], int] = now_millis,
         attempts: int = 5,
+        limits: Limits | None = None,
     ) -> None:
         self._engine = engine
+        self._limits = limits or Limits()
         self._page_max = page_max
         self._page_byte_budget = page_byte_budget
         self._clock = clock
         self._attempts = attempts
+
+    # --- input bounds -----------------------------------------------------------------
+
+    def _check_start(self, run: RunStart, *records: Record) -> None:
+        self._limits.check_run_start(run)
+        for record in records:
+            self._limits.check_record(record)
+
+    def _check_command(
+        self,
+        run_id: str,
+        record: Record,
+        *,
+        reason: str = "",
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        self._limits.check_id(run_id, "run_id")
+        self._limits.check_id(reason, "reason")
+        self._limits.check_record(record)
+        if checkpoint is not None:
+            self._limits.check_checkpoint(checkpoint)
 
     # --- transactions -----------------------------------------------------------------
 
@@ -271,6 +295,7 @@ class SqlStore:
         self, run: RunStart, started: Record, canceled: Record
     ) -> RootRunStartResult:
         """Start a root run of a session (CONTRACT.md 3.3)."""
+        self._check_start(run, started, canceled)
         new = v.check_run_start(run, sessionful=True, child=False, continuation_allowed=True)
         started_rec = v.check_started_record(started, new)
         canceled_rec = v.check_canceled_record(canceled, new)
@@ -310,6 +335,7 @@ class SqlStore:
         self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
     ) -> ChildRunStartResult:
         """Start a child run linked from a running parent of the same session (3.4)."""
+        self._check_start(run, parent_linked, started, canceled)
         new = v.check_run_start(run, sessionful=True, child=True, continuation_allowed=True)
         link_rec = v.check_link_record(parent_linked, new)
         started_rec = v.check_started_record(started, new)
@@ -380,6 +406,7 @@ class SqlStore:
 
     def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult:
         """Start a sessionless run (3.5)."""
+        self._check_start(run, started)
         new = v.check_run_start(run, sessionful=False, child=False, continuation_allowed=False)
         started_rec = v.check_started_record(started, new)
 
@@ -406,6 +433,7 @@ class SqlStore:
         self, run: RunStart, parent_linked: Record, started: Record
     ) -> OneShotChildRunStartResult:
         """Start a sessionless child of a running sessionless parent (3.6)."""
+        self._check_start(run, parent_linked, started)
         new = v.check_run_start(run, sessionful=False, child=True, continuation_allowed=False)
         link_rec = v.check_link_record(parent_linked, new)
         started_rec = v.check_started_record(started, new)
@@ -464,6 +492,7 @@ class SqlStore:
 
     def append_run_record(self, record: Record) -> AppendResult:
         """Append an ordinary record to a running run (3.7)."""
+        self._limits.check_record(record)
         rec = v.check_ordinary_record(record)
 
         def operation(tx: Tx) -> AppendResult:
@@ -481,6 +510,7 @@ class SqlStore:
 
     def record_run_cancellation(self, run_id: str, reason: str, record: Record) -> AppendResult:
         """Store the first cancellation reason of a run with its intent record (3.8)."""
+        self._check_command(run_id, record, reason=reason)
         rec = v.check_cancellation(run_id, reason, record)
 
         def operation(tx: Tx) -> AppendResult:
@@ -508,6 +538,7 @@ class SqlStore:
         self, run_id: str, checkpoint: Checkpoint, record: Record
     ) -> AppendResult:
         """Suspend a run with its checkpoint and ``run_suspended`` record (3.9)."""
+        self._check_command(run_id, record, checkpoint=checkpoint)
         rec = v.check_suspension(run_id, checkpoint, record)
 
         def operation(tx: Tx) -> AppendResult:
@@ -554,6 +585,7 @@ class SqlStore:
 
     def record_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> AppendResult:
         """Finish a run: completed, failed or canceled, with its ``run_completed`` (3.10)."""
+        self._check_command(run_id, record)
         terminal, rec, payload = v.check_terminal(run_id, status, record)
 
         def operation(tx: Tx) -> AppendResult:
@@ -603,6 +635,7 @@ class SqlStore:
         self, run_id: str, checkpoint: Checkpoint, record: Record
     ) -> RepairResult:
         """Make sure a suspension is stored; a different final state is reported (3.11)."""
+        self._check_command(run_id, record, checkpoint=checkpoint)
         rec = v.check_suspension(run_id, checkpoint, record)
 
         def operation(tx: Tx) -> RepairResult:
@@ -625,6 +658,7 @@ class SqlStore:
 
     def repair_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> RepairResult:
         """Make sure a terminal status is stored; a different one is reported (3.11)."""
+        self._check_command(run_id, record)
         terminal, rec, payload = v.check_terminal(run_id, status, record)
 
         def operation(tx: Tx) -> RepairResult:
@@ -776,6 +810,7 @@ class SqlStore:
 
     def create_session(self, session_id: str, created_at: Any) -> Session:
         """Create an active session, or return the active one unchanged (3.1)."""
+        self._limits.check_id(session_id, "session_id")
         v.require_id(session_id, "session_id")
         created_ms = to_millis(created_at, "created_at")
 
@@ -943,7 +978,12 @@ class SqlStore:
         """Append memory events atomically; none is a no-op (section 9)."""
         v.require_id(agent_id, "agent_id")
         v.require_id(run_id, "run_id")
-        rows = [_memory_row(agent_id, run_id, event, index) for index, event in enumerate(events)]
+        self._limits.check_id(agent_id, "agent_id")
+        self._limits.check_id(run_id, "run_id")
+        rows = [
+            _memory_row(agent_id, run_id, event, index, self._limits)
+            for index, event in enumerate(events)
+        ]
         if not rows:
             return
 
@@ -959,7 +999,9 @@ def _mapping_as_dict(value: object) -> dict[str, Any]:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _memory_row(agent_id: str, run_id: str, event: MemoryEvent, index: int) -> dict[str, Any]:
+def _memory_row(
+    agent_id: str, run_id: str, event: MemoryEvent, index: int, limits: Limits
+) -> dict[str, Any]:
     what = f"events[{index}]"
     if not isinstance(event, MemoryEvent):
         raise InvalidArgumentError(f"{what} must be a MemoryEvent")
@@ -979,6 +1021,8 @@ def _memory_row(agent_id: str, run_id: str, event: MemoryEvent, index: int) -> d
         )
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"{what}.data is not JSON: {exc}") from None
+    limits.check_data_size(len(data.encode()), f"{what}.data")
+    limits.check_labels(event.labels, f"{what}.labels")
     labels = v.check_labels(event.labels, f"{what}.labels")
     return {
         "agent_id": agent_id,

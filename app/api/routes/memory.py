@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
+from app.api.auth import READ, WRITE
 from app.api.deps import AgentIdPath, RunIdPath, StoreDep
 from app.api.problems import problems
 from app.api.schemas import AppendMemoryRequest, SnapshotBody
@@ -11,7 +12,13 @@ from app.api.schemas import AppendMemoryRequest, SnapshotBody
 router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["memory"])
 
 
-@router.get("", operation_id="load-memory", summary="Load a run's memory", responses=problems())
+@router.get(
+    "",
+    dependencies=[READ],
+    operation_id="load-memory",
+    summary="Load a run's memory",
+    responses=problems(),
+)
 def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> SnapshotBody:
     """Every memory event of the agent's run, in append order; empty for an unknown run."""
     return SnapshotBody.of(store.load_memory(agent_id, run_id))
@@ -19,6 +26,7 @@ def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> Sn
 
 @router.post(
     "",
+    dependencies=[WRITE],
     operation_id="append-memory-events",
     summary="Append memory events",
     status_code=status.HTTP_204_NO_CONTENT,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, RunIdPath, StoreDep
 from app.api.problems import problems
 from app.api.schemas import (
@@ -43,6 +44,7 @@ _WRITE_PROBLEMS = ("run_not_found", "session_purged", "run_record_owner_mismatch
 @router.post(
     "/root-starts",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="start-root-run",
     summary="Start a root run",
     responses=problems(*_START_PROBLEMS),
@@ -65,6 +67,7 @@ def start_root_run(body: RootRunStartRequest, store: StoreDep) -> RootRunStartRe
 @router.post(
     "/child-starts",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="start-child-run",
     summary="Start a child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
@@ -89,6 +92,7 @@ def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> ChildRunStar
 @router.post(
     "/one-shot-starts",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="start-one-shot-run",
     summary="Start a sessionless run",
     responses=problems(
@@ -105,6 +109,7 @@ def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> OneShot
 @router.post(
     "/one-shot-child-starts",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="start-one-shot-child-run",
     summary="Start a sessionless child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
@@ -122,6 +127,7 @@ def start_one_shot_child_run(
 
 @router.post(
     "/{run_id}/records",
+    dependencies=[WRITE],
     operation_id="append-run-record",
     summary="Append a record",
     tags=["records"],
@@ -146,6 +152,7 @@ def append_run_record(
 @router.post(
     "/{run_id}/cancellation",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="record-run-cancellation",
     summary="Record a cancellation request",
     responses=problems(*_WRITE_PROBLEMS, "run_not_active", "run_cancellation_conflict"),
@@ -165,6 +172,7 @@ def record_run_cancellation(
 @router.post(
     "/{run_id}/suspension",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="record-run-suspension",
     summary="Suspend a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict", "run_suspension_conflict"),
@@ -181,6 +189,7 @@ def record_run_suspension(
 @router.post(
     "/{run_id}/terminal",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="record-run-terminal",
     summary="Finish a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
@@ -197,6 +206,7 @@ def record_run_terminal(
 @router.post(
     "/{run_id}/suspension/repair",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="repair-run-suspension",
     summary="Repair a suspension",
     responses=problems(*_WRITE_PROBLEMS, "run_suspension_conflict"),
@@ -214,6 +224,7 @@ def repair_run_suspension(
 @router.post(
     "/{run_id}/terminal/repair",
     tags=["runs"],
+    dependencies=[WRITE],
     operation_id="repair-run-terminal",
     summary="Repair a terminal status",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
@@ -231,6 +242,7 @@ def repair_run_terminal(
 @router.get(
     "/{run_id}",
     tags=["runs"],
+    dependencies=[READ],
     operation_id="load-run",
     summary="Load a run",
     responses=problems("run_not_found", "session_purged"),
@@ -243,6 +255,7 @@ def load_run(run_id: RunIdPath, store: StoreDep) -> RunMetaBody:
 @router.get(
     "/{run_id}/suspension",
     tags=["runs"],
+    dependencies=[READ],
     operation_id="load-run-suspension",
     summary="Load a suspension checkpoint",
     responses=problems("run_not_found", "run_suspension_not_found", "session_purged"),
@@ -254,6 +267,7 @@ def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> CheckpointBody:
 
 @router.get(
     "/{run_id}/records",
+    dependencies=[READ],
     operation_id="list-run-records",
     summary="List a run's records",
     tags=["records"],

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
+from app.api.auth import ADMIN, READ
 from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, StoreDep
 from app.api.problems import problems
 from app.api.schemas import (
@@ -24,6 +25,7 @@ router = APIRouter(prefix="/v1/sessions")
 @router.post(
     "",
     tags=["sessions"],
+    dependencies=[ADMIN],
     operation_id="create-session",
     summary="Create a session",
     responses=problems("session_ended", "session_purged"),
@@ -39,6 +41,7 @@ def create_session(body: CreateSessionRequest, store: StoreDep) -> SessionBody:
 @router.get(
     "/{session_id}",
     tags=["sessions"],
+    dependencies=[READ],
     operation_id="load-session",
     summary="Load a session",
     responses=problems("session_not_found", "session_purged"),
@@ -51,6 +54,7 @@ def load_session(session_id: SessionIdPath, store: StoreDep) -> SessionBody:
 @router.post(
     "/{session_id}/end",
     tags=["sessions"],
+    dependencies=[ADMIN],
     operation_id="end-session",
     summary="End a session",
     responses=problems("session_not_found", "session_purged"),
@@ -66,6 +70,7 @@ def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: Store
 @router.delete(
     "/{session_id}",
     tags=["sessions"],
+    dependencies=[ADMIN],
     operation_id="purge-session",
     summary="Purge a session",
     status_code=status.HTTP_204_NO_CONTENT,
@@ -85,6 +90,7 @@ def purge_session(session_id: SessionIdPath, store: StoreDep) -> None:
 @router.get(
     "/{session_id}/status",
     tags=["sessions"],
+    dependencies=[READ],
     operation_id="load-session-status",
     summary="Load a session's status",
     responses=problems("session_not_found", "session_purged"),
@@ -97,6 +103,7 @@ def load_session_status(session_id: SessionIdPath, store: StoreDep) -> SessionSt
 @router.get(
     "/{session_id}/runs",
     tags=["sessions"],
+    dependencies=[READ],
     operation_id="list-session-runs",
     summary="List a session's runs",
     responses=problems("session_not_found", "session_purged"),
@@ -118,6 +125,7 @@ def list_session_runs(
 
 @router.get(
     "/{session_id}/records",
+    dependencies=[READ],
     operation_id="list-session-run-records",
     summary="List a session's records",
     tags=["records"],

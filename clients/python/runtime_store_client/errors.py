@@ -6,7 +6,11 @@ when it is raised in-process. Only :class:`UnavailableError` is worth retrying.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from .transcript.violations import TranscriptViolation
 
 
 class StoreError(Exception):
@@ -57,8 +61,39 @@ class InvalidArgumentError(StoreError):
 
 
 class InvalidTranscriptError(StoreError):
+    """A transcript breaks a rule of CONTRACT.md section 10.
+
+    ``violations`` lists every broken rule, each naming the message index (``-1`` when the
+    problem is not inside one message) and the rule; it is empty when the error came from
+    a source that did not give them (for example an HTTP problem body).
+    """
+
     default_code = "invalid_transcript"
     default_status = 422
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        run_id: str = "",
+        session_id: str = "",
+        event_key: str = "",
+        violations: Sequence[TranscriptViolation] | None = None,
+    ) -> None:
+        found = list(violations or ())
+        if not message and found:
+            message = "; ".join(str(violation) for violation in found)
+        super().__init__(
+            message,
+            code=code,
+            status=status,
+            run_id=run_id,
+            session_id=session_id,
+            event_key=event_key,
+        )
+        self.violations: list[TranscriptViolation] = found
 
 
 class AuthError(StoreError):

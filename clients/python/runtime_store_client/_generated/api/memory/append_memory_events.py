@@ -47,6 +47,27 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_204 = cast(Any, None)
         return response_204
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())
 
@@ -87,7 +108,7 @@ def sync_detailed(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AppendMemoryRequest,
 
 ) -> Response[Any | Problem]:
@@ -126,7 +147,7 @@ def sync(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AppendMemoryRequest,
 
 ) -> Any | Problem | None:
@@ -160,7 +181,7 @@ async def asyncio_detailed(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AppendMemoryRequest,
 
 ) -> Response[Any | Problem]:
@@ -199,7 +220,7 @@ async def asyncio(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AppendMemoryRequest,
 
 ) -> Any | Problem | None:

@@ -43,6 +43,27 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())
 
@@ -83,7 +104,7 @@ def sync_detailed(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Problem | SnapshotBody]:
     """ Load a run's memory
@@ -119,7 +140,7 @@ def sync(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Problem | SnapshotBody | None:
     """ Load a run's memory
@@ -150,7 +171,7 @@ async def asyncio_detailed(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Problem | SnapshotBody]:
     """ Load a run's memory
@@ -186,7 +207,7 @@ async def asyncio(
     agent_id: str,
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Problem | SnapshotBody | None:
     """ Load a run's memory

@@ -50,6 +50,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
 
@@ -70,6 +84,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
 
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())
@@ -110,7 +131,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TerminalRequest,
 
 ) -> Response[AppendResultBody | Problem]:
@@ -146,7 +167,7 @@ body=body,
 def sync(
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TerminalRequest,
 
 ) -> AppendResultBody | Problem | None:
@@ -177,7 +198,7 @@ body=body,
 async def asyncio_detailed(
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TerminalRequest,
 
 ) -> Response[AppendResultBody | Problem]:
@@ -213,7 +234,7 @@ body=body,
 async def asyncio(
     run_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TerminalRequest,
 
 ) -> AppendResultBody | Problem | None:

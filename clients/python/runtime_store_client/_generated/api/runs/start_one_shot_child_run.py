@@ -49,6 +49,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
 
@@ -69,6 +83,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
 
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())
@@ -108,7 +129,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotChildRunStartRequest,
 
 ) -> Response[OneShotChildRunStartResultBody | Problem]:
@@ -141,7 +162,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotChildRunStartRequest,
 
 ) -> OneShotChildRunStartResultBody | Problem | None:
@@ -169,7 +190,7 @@ body=body,
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotChildRunStartRequest,
 
 ) -> Response[OneShotChildRunStartResultBody | Problem]:
@@ -202,7 +223,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotChildRunStartRequest,
 
 ) -> OneShotChildRunStartResultBody | Problem | None:

@@ -49,6 +49,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
     if response.status_code == 409:
         response_409 = Problem.from_dict(response.json())
 
@@ -62,6 +76,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
 
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())
@@ -101,7 +122,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotRunStartRequest,
 
 ) -> Response[OneShotRunStartResultBody | Problem]:
@@ -134,7 +155,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotRunStartRequest,
 
 ) -> OneShotRunStartResultBody | Problem | None:
@@ -162,7 +183,7 @@ body=body,
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotRunStartRequest,
 
 ) -> Response[OneShotRunStartResultBody | Problem]:
@@ -195,7 +216,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OneShotRunStartRequest,
 
 ) -> OneShotRunStartResultBody | Problem | None:

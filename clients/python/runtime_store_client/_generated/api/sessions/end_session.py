@@ -50,6 +50,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
 
@@ -63,6 +77,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
 
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())
@@ -103,7 +124,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: EndSessionRequest,
 
 ) -> Response[Problem | SessionBody]:
@@ -141,7 +162,7 @@ body=body,
 def sync(
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: EndSessionRequest,
 
 ) -> Problem | SessionBody | None:
@@ -174,7 +195,7 @@ body=body,
 async def asyncio_detailed(
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: EndSessionRequest,
 
 ) -> Response[Problem | SessionBody]:
@@ -212,7 +233,7 @@ body=body,
 async def asyncio(
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: EndSessionRequest,
 
 ) -> Problem | SessionBody | None:

@@ -1,0 +1,89 @@
+"""Bearer-token authentication with roles: admin, worker, reader.
+
+Whether the service requires tokens is decided at start: once any token was ever created
+(revoked ones included) every request must carry an active one. With none, the service
+runs open; ``serve`` allows that only on a loopback address unless told ``--insecure``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import sqlalchemy as sa
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.storage.tokens import PERMISSIONS, Permission, Tokens
+from runtime_store_client import AuthError, UnavailableError
+
+log = logging.getLogger("runtime_store.auth")
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="token",
+    description="A runtime-store token (`rst_…`) made by `runtime-store tokens create`.",
+)
+
+
+class AuthState:
+    """Whether tokens are required, decided once the database has answered."""
+
+    def __init__(self, tokens: Tokens) -> None:
+        self.tokens = tokens
+        self._required: bool | None = None
+
+    def required(self) -> bool:
+        """Tokens are required once any exists; until the database answers, nobody gets in."""
+        if self._required is None:
+            try:
+                required = self.tokens.any_configured()
+            except sa.exc.SQLAlchemyError as exc:
+                raise UnavailableError(
+                    "cannot check credentials: the database is unavailable"
+                ) from exc
+            if not required:
+                log.warning("no API tokens exist: the service runs OPEN, without authentication")
+            self._required = required
+        return self._required
+
+
+def decide_auth(tokens: Tokens) -> AuthState:
+    """The auth state of an app; decided at start when the database answers, else later."""
+    state = AuthState(tokens)
+    try:
+        state.required()
+    except UnavailableError:
+        log.warning("the database does not answer yet; authentication is decided later")
+    return state
+
+
+def _authorize(permission: Permission) -> Any:
+    def check(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    ) -> None:
+        auth: AuthState = request.app.state.auth
+        if not auth.required():
+            return
+        if credentials is None:
+            raise AuthError("a bearer token is required")
+        found = auth.tokens.authenticate(credentials.credentials)
+        if found is None:
+            raise AuthError("the bearer token is unknown or revoked")
+        name, role = found
+        request.state.token_name = name
+        if permission not in PERMISSIONS[role]:
+            raise AuthError(
+                f"the {role.value} role may not {permission.value}",
+                code="permission_denied",
+                status=403,
+            )
+
+    return Depends(check)
+
+
+#: Route dependencies, by what the operation does.
+READ = _authorize(Permission.READ)
+WRITE = _authorize(Permission.WRITE)
+ADMIN = _authorize(Permission.ADMIN)
