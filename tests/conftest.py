@@ -147,10 +147,12 @@ class LiveServer:
         return self.log_path.read_text(errors="replace")
 
 
-def start_server(database_url: str, log_path: Path, *extra_args: str) -> LiveServer:
+def start_server(
+    database_url: str, log_path: Path, *extra_args: str, env: dict[str, str] | None = None
+) -> LiveServer:
     """Start ``runtime-store serve`` and wait until ``/healthz`` answers."""
     port = free_port()
-    env = {**os.environ, "RUNTIME_STORE_DATABASE_URL": database_url}
+    env = {**os.environ, **(env or {}), "RUNTIME_STORE_DATABASE_URL": database_url}
     log_file = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port), "--no-migrate", *extra_args],

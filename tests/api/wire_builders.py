@@ -38,10 +38,13 @@ Json = dict[str, Any]
 
 PROBLEM_JSON = "application/problem+json"
 TITLES = {
+    401: "Unauthenticated",
+    403: "Permission denied",
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
     410: "Gone",
+    413: "Payload too large",
     422: "Invalid argument",
     500: "Internal error",
     503: "Unavailable",
