@@ -8,6 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
@@ -23,7 +25,6 @@ from runtime_store_client import (
     PayloadTooLargeError,
     SessionNotFoundError,
 )
-from tests.api.conftest import TestClient
 from tests.api.wire_builders import (
     append_body,
     assert_problem,
@@ -56,7 +57,7 @@ def secured(engine: Engine) -> Iterator[Secured]:
     registry = Tokens(engine, KEY)
     tokens = {role: registry.create(f"{role.value}-{uid('t')}", role) for role in Role}
     url = engine.url.render_as_string(hide_password=False)
-    app = create_app(Settings(database_url=url, token_key=KEY))
+    app = create_app(Settings(database_url=url, token_key=SecretStr(KEY)))
     with TestClient(app, raise_server_exceptions=False) as http:
         yield Secured(http, tokens, registry)
 
