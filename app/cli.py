@@ -108,6 +108,43 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+@db.command("verify")
+def db_verify(
+    database_url: str | None = typer.Option(
+        None, help="Database URL (default: RUNTIME_STORE_DATABASE_URL or the SQLite file)."
+    ),
+) -> None:
+    """Check the stored data's invariants without writing; exit 1 on any violation."""
+    import sqlalchemy as sa
+
+    from app.storage.engine import create_engine, normalize_url
+    from app.storage.verify import verify_database
+
+    url = normalize_url(_database_url(database_url))
+    # Exit 2 when there is nothing to judge, distinct from 1, "violations found".
+    file = url.database if url.get_backend_name() == "sqlite" else None
+    if file not in (None, "", ":memory:") and not Path(str(file)).is_file():
+        typer.echo(f"cannot verify: no SQLite database at {file}", err=True)
+        raise typer.Exit(2)
+    engine = create_engine(url)
+    try:
+        report = verify_database(engine)
+    except sa.exc.SQLAlchemyError as exc:
+        reason = str(exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc).splitlines()[0]
+        typer.echo(f"cannot verify the database: {reason}", err=True)
+        raise typer.Exit(2) from None
+    finally:
+        engine.dispose()
+    for violation in report.violations:
+        typer.echo(
+            f"{violation.invariant}\trun={violation.run_id or '-'}\t"
+            f"session={violation.session_id or '-'}\t{violation.detail}"
+        )
+    typer.echo(report.summary())
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 @cli.command("openapi")
 def openapi(
     output: Annotated[Path, typer.Option(help="Where to write the document.")] = Path(
