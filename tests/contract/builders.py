@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
+
+import pytest
 
 from runtime_store_client import (
     Checkpoint,
@@ -21,6 +23,8 @@ from runtime_store_client import (
     RunStart,
     RunStatus,
     Session,
+    StoreError,
+    error_class_for_code,
 )
 from runtime_store_client.protocols import MemoryStore, SessionAdmin, Store
 
@@ -293,3 +297,39 @@ def observe(store: Store, *run_ids: str, session_id: str = "") -> list[object]:
             except StoreError as exc:
                 seen.append(exc.code)
     return seen
+
+
+def assert_rejected(
+    store: Store,
+    call: Callable[[], object],
+    error: type[StoreError],
+    *run_ids: str,
+    session_id: str = "",
+) -> StoreError:
+    """``call`` fails with exactly ``error`` (class, code, status) and nothing becomes visible."""
+    before = observe(store, *run_ids, session_id=session_id)
+    with pytest.raises(error) as info:
+        call()
+    assert type(info.value) is error
+    assert info.value.code == error.default_code
+    assert info.value.status == error.default_status
+    assert observe(store, *run_ids, session_id=session_id) == before
+    return info.value
+
+
+def expect_rejected(
+    store: Store,
+    call: Callable[[], object],
+    error: type[StoreError],
+    code: str,
+    *run_ids: str,
+    session_id: str = "",
+) -> StoreError:
+    """``call`` fails with ``error`` carrying ``code`` and its status; nothing is written."""
+    before = observe(store, *run_ids, session_id=session_id)
+    with pytest.raises(error) as info:
+        call()
+    assert info.value.code == code
+    assert info.value.status == error_class_for_code(code).default_status
+    assert observe(store, *run_ids, session_id=session_id) == before
+    return info.value

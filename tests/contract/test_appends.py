@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,12 +21,12 @@ from runtime_store_client import (
     RunStatus,
     SessionPurgedError,
     SessionStatus,
-    StoreError,
 )
 from tests.contract.builders import (
     T0,
     Backend,
     all_records,
+    assert_rejected,
     at,
     cancellation_record,
     checkpoint,
@@ -43,23 +42,6 @@ from tests.contract.builders import (
 )
 
 # --------------------------------------------------------------------------- helpers
-
-
-def assert_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """``call`` fails with exactly ``error`` (class and code) and nothing becomes visible."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error
-    assert info.value.code == error.default_code
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return info.value
 
 
 def finish(store: Backend, run: RunStart, status: RunStatus) -> None:

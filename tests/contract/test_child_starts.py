@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -34,6 +33,7 @@ from tests.contract.builders import (
     canceled_record,
     checkpoint,
     dumps,
+    expect_rejected,
     link_record,
     new_session,
     observe,
@@ -45,34 +45,7 @@ from tests.contract.builders import (
     uid,
 )
 
-HTTP_STATUS = {
-    "invalid_argument": 422,
-    "run_not_found": 404,
-    "run_conflict": 409,
-    "run_not_active": 409,
-    "run_record_owner_mismatch": 409,
-    "event_conflict": 409,
-}
-
 SITE = {"site": "one"}
-
-
-def expect_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    code: str,
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """Run ``call``, expect ``error`` with ``code`` and prove that nothing was written."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as exc:
-        call()
-    assert exc.value.code == code
-    assert exc.value.status == HTTP_STATUS[code]
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return exc.value
 
 
 @dataclass(frozen=True)

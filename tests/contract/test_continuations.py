@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 import pytest
@@ -30,6 +29,7 @@ from tests.contract.builders import (
     canceled_record,
     checkpoint,
     dumps,
+    expect_rejected,
     link_record,
     new_session,
     observe,
@@ -40,30 +40,6 @@ from tests.contract.builders import (
     terminal_record,
     uid,
 )
-
-HTTP_STATUS = {
-    "invalid_argument": 422,
-    "run_not_found": 404,
-    "run_conflict": 409,
-}
-
-
-def expect_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    code: str,
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """Run ``call``, expect ``error`` with ``code`` and prove that nothing was written."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as exc:
-        call()
-    assert exc.value.code == code
-    assert exc.value.status == HTTP_STATUS[code]
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return exc.value
 
 
 def suspend(store: Backend, run: RunStart) -> None:

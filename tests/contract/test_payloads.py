@@ -13,7 +13,7 @@ the store as escapes; raw multibyte text is written with Python escapes and enco
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -24,17 +24,16 @@ from runtime_store_client import (
     RunStart,
     RunStatus,
     SessionStatus,
-    StoreError,
 )
 from tests.contract.builders import (
     Backend,
     all_records,
+    assert_rejected,
     canceled_record,
     cancellation_record,
     checkpoint,
     link_record,
     new_session,
-    observe,
     record,
     run_start,
     start_root,
@@ -44,23 +43,6 @@ from tests.contract.builders import (
 )
 
 # --------------------------------------------------------------------------- helpers
-
-
-def assert_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """``call`` fails with exactly ``error`` (class and code) and nothing becomes visible."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error
-    assert info.value.code == error.default_code
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return info.value
 
 
 def structural(valid: bytes) -> list[Any]:

@@ -16,7 +16,6 @@ from runtime_store_client import (
     SessionHasActiveRunsError,
     SessionNotFoundError,
     SessionPurgedError,
-    StoreError,
 )
 from tests.contract.builders import (
     Backend,
@@ -25,6 +24,7 @@ from tests.contract.builders import (
     canceled_record,
     cancellation_record,
     checkpoint,
+    expect_rejected,
     link_record,
     new_session,
     observe,
@@ -36,32 +36,6 @@ from tests.contract.builders import (
     terminal_record,
     uid,
 )
-
-HTTP_STATUS = {
-    "invalid_argument": 422,
-    "session_not_found": 404,
-    "session_purged": 410,
-    "session_active": 409,
-    "session_has_active_runs": 409,
-}
-
-
-def expect_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    code: str,
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """Run ``call``, expect ``error`` with ``code`` and prove that nothing was written."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as exc:
-        call()
-    assert exc.value.code == code
-    assert exc.value.status == HTTP_STATUS[code]
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return exc.value
 
 
 def complete(store: Backend, run: RunStart) -> None:

@@ -20,11 +20,11 @@ from runtime_store_client import (
     RunStart,
     RunStatus,
     SessionStatus,
-    StoreError,
 )
 from tests.contract.builders import (
     Backend,
     all_records,
+    assert_rejected,
     at,
     canceled_record,
     cancellation_record,
@@ -40,23 +40,6 @@ from tests.contract.builders import (
 )
 
 # --------------------------------------------------------------------------- helpers
-
-
-def assert_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """``call`` fails with exactly ``error`` (class and code) and nothing becomes visible."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error
-    assert info.value.code == error.default_code
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return info.value
 
 
 def assert_nothing_written(

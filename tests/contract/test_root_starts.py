@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import cast
@@ -35,6 +34,7 @@ from tests.contract.builders import (
     canceled_record,
     completed_payload,
     dumps,
+    expect_rejected,
     new_session,
     observe,
     run_start,
@@ -44,34 +44,7 @@ from tests.contract.builders import (
     uid,
 )
 
-HTTP_STATUS = {
-    "invalid_argument": 422,
-    "session_not_found": 404,
-    "session_purged": 410,
-    "run_conflict": 409,
-    "run_record_owner_mismatch": 409,
-    "event_conflict": 409,
-}
-
 SITE = {"site": "one"}
-
-
-def expect_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    code: str,
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """Run ``call``, expect ``error`` with ``code`` and prove that nothing was written."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as exc:
-        call()
-    assert exc.value.code == code
-    assert exc.value.status == HTTP_STATUS[code]
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return exc.value
 
 
 def root_in(session_id: str, **changes: object) -> RunStart:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import cast
 
@@ -20,7 +19,6 @@ from runtime_store_client import (
     SessionNotFoundError,
     SessionPurgedError,
     SessionStatus,
-    StoreError,
 )
 from tests.contract.builders import (
     T0,
@@ -28,9 +26,9 @@ from tests.contract.builders import (
     at,
     canceled_record,
     checkpoint,
+    expect_rejected,
     link_record,
     new_session,
-    observe,
     record,
     run_start,
     start_root,
@@ -39,31 +37,6 @@ from tests.contract.builders import (
     terminal_record,
     uid,
 )
-
-HTTP_STATUS = {
-    "invalid_argument": 422,
-    "session_not_found": 404,
-    "session_purged": 410,
-    "session_ended": 409,
-}
-
-
-def expect_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    code: str,
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """Run ``call``, expect ``error`` with ``code`` and prove that nothing was written."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as exc:
-        call()
-    assert exc.value.code == code
-    assert exc.value.status == HTTP_STATUS[code]
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return exc.value
 
 
 def purged_session(store: Backend) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,11 +21,11 @@ from runtime_store_client import (
     RunSuspensionNotFoundError,
     RunTerminalConflictError,
     SessionStatus,
-    StoreError,
 )
 from tests.contract.builders import (
     Backend,
     all_records,
+    assert_rejected,
     at,
     checkpoint,
     dumps,
@@ -42,23 +41,6 @@ from tests.contract.builders import (
 BINARY = bytes(range(256)) * 4 + b"\x00\xff\xfe"
 
 # --------------------------------------------------------------------------- helpers
-
-
-def assert_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """``call`` fails with exactly ``error`` (class and code) and nothing becomes visible."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error
-    assert info.value.code == error.default_code
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return info.value
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -20,11 +20,11 @@ from runtime_store_client import (
     RunStatus,
     RunTerminalConflictError,
     SessionStatus,
-    StoreError,
 )
 from tests.contract.builders import (
     Backend,
     all_records,
+    assert_rejected,
     at,
     canceled_record,
     cancellation_record,
@@ -42,23 +42,6 @@ from tests.contract.builders import (
 FAILURE = {"message": "tool timed out", "kind": "timeout"}
 
 # --------------------------------------------------------------------------- helpers
-
-
-def assert_rejected(
-    store: Backend,
-    call: Callable[[], object],
-    error: type[StoreError],
-    *run_ids: str,
-    session_id: str = "",
-) -> StoreError:
-    """``call`` fails with exactly ``error`` (class and code) and nothing becomes visible."""
-    before = observe(store, *run_ids, session_id=session_id)
-    with pytest.raises(error) as info:
-        call()
-    assert type(info.value) is error
-    assert info.value.code == error.default_code
-    assert observe(store, *run_ids, session_id=session_id) == before
-    return info.value
 
 
 def completed_with(
