@@ -13,6 +13,10 @@ Errors: every decoding or encoding failure raises
 422) carrying exactly one :class:`TranscriptViolation` whose ``rule`` is a
 :class:`TranscriptRule` and whose message starts with the JSON path of the offending value
 (``$[2].parts[0].input: must be a JSON object, got array``). Nothing else escapes.
+Not ``invalid_argument``: the store accepted these payloads as opaque JSON (1.7), so no
+argument of any store call was wrong; what breaks a rule is the transcript, which is what
+``invalid_transcript`` names. One class also lets a worker catch every transcript problem
+(decoding, replay, validation) at once, each with its structured violations.
 
 Base64 fields are ``bytes`` (``None`` for JSON ``null`` where null is allowed, so ``""``
 and ``null`` stay distinct); JSON-valued fields (``input``, ``content``, ``meta``) are

@@ -1,0 +1,1 @@
+"""Transcript tools of the Python client (CONTRACT.md section 10)."""
