@@ -19,7 +19,7 @@ from .api.body_limit import BodySizeLimit
 from .api.docs import DocsSecurityHeaders
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
-from .api.routes import health, memory, runs, sessions
+from .api.routes import health, memory, runs, sessions, transcripts
 from .settings import Settings
 from .storage import SqlStore, create_engine
 from .storage.tokens import Tokens
@@ -80,7 +80,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         static_url="/docs-assets",
     )
-    for router in (sessions.router, runs.router, memory.router, health.router):
+    for router in (
+        sessions.router,
+        runs.router,
+        transcripts.router,
+        memory.router,
+        health.router,
+    ):
         app.include_router(router)
     install_problem_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

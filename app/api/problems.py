@@ -21,9 +21,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.storage.engine import is_transient
-from runtime_store_client import StoreError
+from runtime_store_client import InvalidTranscriptError, StoreError
 
 from .request_id import request_id_of
+from .transcript_schemas import TranscriptViolationBody
 
 log = logging.getLogger("runtime_store.api")
 
@@ -94,6 +95,9 @@ class Problem(BaseModel):
     errors: list[FieldError] | None = Field(
         default=None, description="The invalid fields of a validation error."
     )
+    violations: list[TranscriptViolationBody] | None = Field(
+        default=None, description="The broken rules of an `invalid_transcript` problem."
+    )
     request_id: str | None = None
 
 
@@ -126,6 +130,12 @@ def problem_response(
 
 def _store_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StoreError)
+    extra: dict[str, Any] = {}
+    if isinstance(exc, InvalidTranscriptError) and exc.violations:
+        extra["violations"] = [
+            TranscriptViolationBody(index=v.index, rule=str(v.rule), message=v.message)
+            for v in exc.violations
+        ]
     headers = None
     if exc.code == "unavailable":
         headers = {"Retry-After": RETRY_AFTER_SECONDS}
@@ -140,6 +150,7 @@ def _store_error(request: Request, exc: Exception) -> JSONResponse:
         run_id=exc.run_id,
         session_id=exc.session_id,
         event_key=exc.event_key,
+        **extra,
     )
 
 

@@ -15,6 +15,7 @@ from .._generated.api.records import (
     append_run_record,
     list_run_records,
     list_session_run_records,
+    load_transcript,
 )
 from .._generated.api.runs import (
     load_run,
@@ -50,10 +51,12 @@ from .._generated.models import (
     RootRunStartRequest,
     SuspensionRequest,
     TerminalRequest,
+    TranscriptCheck,
 )
 from .._generated.models import RunStatus as WireRunStatus
-from .._generated.types import Response
+from .._generated.types import UNSET, Response
 from ..errors import InvalidArgumentError
+from ..transcript import Message
 from ..types import (
     AppendResult,
     Checkpoint,
@@ -292,4 +295,26 @@ def add_memory(agent_id: str, run_id: str, events: Sequence[MemoryEvent]) -> Cal
             "body": body,
         },
         _none,
+    )
+
+
+def transcript_page(
+    run_id: str, cursor: str, validate: str | None, thinking: bool
+) -> Call[tuple[list[Message], str]]:
+    """One page of a run's transcript; ``validate`` is ``planner`` or ``bedrock``."""
+    try:
+        check = UNSET if validate is None else TranscriptCheck(validate)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"validate must be planner or bedrock, not {validate!r}"
+        ) from None
+    return Call(
+        load_transcript,
+        {
+            "run_id": c.path_id(run_id, "run_id"),
+            "cursor": cursor,
+            "validate": check,
+            "thinking": thinking,
+        },
+        c.transcript_page,
     )

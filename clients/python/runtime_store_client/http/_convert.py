@@ -33,16 +33,19 @@ from .._generated.models import (
     RunStartBodyLabelsType0,
     SessionBody,
     SnapshotBody,
+    TranscriptPageBody,
 )
 from .._generated.models import RunStatus as WireRunStatus
 from .._generated.types import UNSET, Unset
 from ..errors import (
     InvalidArgumentError,
+    InvalidTranscriptError,
     SessionNotFoundError,
     StoreError,
     UnavailableError,
     error_class_for_code,
 )
+from ..transcript import Message, TranscriptViolation, decode_message
 from ..types import (
     AppendResult,
     Checkpoint,
@@ -308,6 +311,10 @@ def snapshot(body: SnapshotBody) -> Snapshot:
     return Snapshot(agent_id=body.agent_id, run_id=body.run_id, events=events)
 
 
+def transcript_page(body: TranscriptPageBody) -> tuple[list[Message], str]:
+    return [decode_message(item.to_dict()) for item in body.messages], body.next_cursor
+
+
 # --- problems --------------------------------------------------------------------------
 
 
@@ -332,6 +339,15 @@ def problem_error(response: httpx.Response) -> StoreError:
         error.retry_after = retry_after
         return error
     code: str = body["code"]
+    if code == "invalid_transcript":
+        error = InvalidTranscriptError(
+            str(body.get("detail") or code),
+            status=int(body.get("status") or response.status_code),
+            run_id=str(body.get("run_id") or ""),
+            violations=_violations(body.get("violations")),
+        )
+        error.retry_after = retry_after
+        return error
     error = error_class_for_code(code)(
         str(body.get("detail") or body.get("title") or code),
         code=code,
@@ -342,6 +358,20 @@ def problem_error(response: httpx.Response) -> StoreError:
     )
     error.retry_after = retry_after
     return error
+
+
+def _violations(value: object) -> list[TranscriptViolation]:
+    if not isinstance(value, list):
+        return []
+    return [
+        TranscriptViolation(
+            index=int(item.get("index", -1)),
+            rule=str(item.get("rule", "")),
+            message=str(item.get("message", "")),
+        )
+        for item in value
+        if isinstance(item, dict)
+    ]
 
 
 def _retry_after(value: str | None) -> float | None:

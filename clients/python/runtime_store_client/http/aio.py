@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..errors import StoreError
+from ..transcript import Message
 from ..types import (
     AppendResult,
     Checkpoint,
@@ -200,6 +201,22 @@ class AsyncHttpStore:
     ) -> None:
         """Append memory events atomically (section 9)."""
         return await self._run(calls.add_memory(agent_id, run_id, events))
+
+    async def load_transcript(
+        self, run_id: str, *, validate: str | None = None, thinking: bool = False
+    ) -> list[Message]:
+        """The run's transcript, page by page (section 10); ``validate`` is ``planner`` or
+        ``bedrock`` (with ``thinking``) and raises ``InvalidTranscriptError`` with every
+        violation when the transcript breaks a rule."""
+        messages: list[Message] = []
+        cursor = ""
+        while True:
+            page, cursor = await self._run(
+                calls.transcript_page(run_id, cursor, None if cursor else validate, thinking)
+            )
+            messages.extend(page)
+            if not cursor:
+                return messages
 
     async def iter_run_records(
         self, run_id: str, *, after: str = "", limit: int = 100

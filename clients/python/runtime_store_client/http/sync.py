@@ -20,6 +20,7 @@ import httpx
 
 from .._generated.client import AuthenticatedClient, Client
 from ..errors import StoreError
+from ..transcript import Message
 from ..types import (
     AppendResult,
     Checkpoint,
@@ -220,6 +221,22 @@ class HttpStore:
     ) -> None:
         """Append memory events atomically (section 9)."""
         return self._run(calls.add_memory(agent_id, run_id, events))
+
+    def load_transcript(
+        self, run_id: str, *, validate: str | None = None, thinking: bool = False
+    ) -> list[Message]:
+        """The run's transcript, page by page (section 10); ``validate`` is ``planner`` or
+        ``bedrock`` (with ``thinking``) and raises ``InvalidTranscriptError`` with every
+        violation when the transcript breaks a rule."""
+        messages: list[Message] = []
+        cursor = ""
+        while True:
+            page, cursor = self._run(
+                calls.transcript_page(run_id, cursor, None if cursor else validate, thinking)
+            )
+            messages.extend(page)
+            if not cursor:
+                return messages
 
     def iter_run_records(
         self, run_id: str, *, after: str = "", limit: int = 100

@@ -3,16 +3,27 @@
 from .append_memory_request import AppendMemoryRequest
 from .append_record_request import AppendRecordRequest
 from .append_result_body import AppendResultBody
+from .cache_checkpoint_part_body import CacheCheckpointPartBody
 from .cancellation_request import CancellationRequest
 from .checkpoint_body import CheckpointBody
 from .child_run_start_request import ChildRunStartRequest
 from .child_run_start_result_body import ChildRunStartResultBody
+from .citation_body import CitationBody
+from .citation_location_body import CitationLocationBody
+from .citations_part_body import CitationsPartBody
 from .create_session_request import CreateSessionRequest
+from .document_format import DocumentFormat
+from .document_location_body import DocumentLocationBody
+from .document_part_body import DocumentPartBody
 from .end_session_request import EndSessionRequest
 from .field_error import FieldError
+from .image_format import ImageFormat
+from .image_part_body import ImagePartBody
 from .memory_event_body import MemoryEventBody
 from .memory_event_body_data import MemoryEventBodyData
 from .memory_event_body_labels_type_0 import MemoryEventBodyLabelsType0
+from .message_body import MessageBody
+from .message_body_meta_type_0 import MessageBodyMetaType0
 from .one_shot_child_run_start_request import OneShotChildRunStartRequest
 from .one_shot_child_run_start_result_body import OneShotChildRunStartResultBody
 from .one_shot_run_start_request import OneShotRunStartRequest
@@ -22,6 +33,7 @@ from .record_body import RecordBody
 from .record_page_body import RecordPageBody
 from .repair_outcome import RepairOutcome
 from .repair_result_body import RepairResultBody
+from .role import Role
 from .root_run_start_request import RootRunStartRequest
 from .root_run_start_result_body import RootRunStartResultBody
 from .run_meta_body import RunMetaBody
@@ -37,21 +49,40 @@ from .session_status_body import SessionStatusBody
 from .snapshot_body import SnapshotBody
 from .suspension_request import SuspensionRequest
 from .terminal_request import TerminalRequest
+from .text_part_body import TextPartBody
+from .thinking_part_body import ThinkingPartBody
+from .tool_result_part_body import ToolResultPartBody
+from .tool_use_part_body import ToolUsePartBody
+from .tool_use_part_body_input import ToolUsePartBodyInput
+from .transcript_check import TranscriptCheck
+from .transcript_page_body import TranscriptPageBody
+from .transcript_violation_body import TranscriptViolationBody
 
 __all__ = (
     "AppendMemoryRequest",
     "AppendRecordRequest",
     "AppendResultBody",
+    "CacheCheckpointPartBody",
     "CancellationRequest",
     "CheckpointBody",
     "ChildRunStartRequest",
     "ChildRunStartResultBody",
+    "CitationBody",
+    "CitationLocationBody",
+    "CitationsPartBody",
     "CreateSessionRequest",
+    "DocumentFormat",
+    "DocumentLocationBody",
+    "DocumentPartBody",
     "EndSessionRequest",
     "FieldError",
+    "ImageFormat",
+    "ImagePartBody",
     "MemoryEventBody",
     "MemoryEventBodyData",
     "MemoryEventBodyLabelsType0",
+    "MessageBody",
+    "MessageBodyMetaType0",
     "OneShotChildRunStartRequest",
     "OneShotChildRunStartResultBody",
     "OneShotRunStartRequest",
@@ -61,6 +92,7 @@ __all__ = (
     "RecordPageBody",
     "RepairOutcome",
     "RepairResultBody",
+    "Role",
     "RootRunStartRequest",
     "RootRunStartResultBody",
     "RunMetaBody",
@@ -76,4 +108,12 @@ __all__ = (
     "SnapshotBody",
     "SuspensionRequest",
     "TerminalRequest",
+    "TextPartBody",
+    "ThinkingPartBody",
+    "ToolResultPartBody",
+    "ToolUsePartBody",
+    "ToolUsePartBodyInput",
+    "TranscriptCheck",
+    "TranscriptPageBody",
+    "TranscriptViolationBody",
 )

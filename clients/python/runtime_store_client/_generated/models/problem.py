@@ -13,6 +13,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.field_error import FieldError
+  from ..models.transcript_violation_body import TranscriptViolationBody
 
 
 
@@ -36,6 +37,7 @@ class Problem:
             session_id (None | str | Unset):
             event_key (None | str | Unset):
             errors (list[FieldError] | None | Unset): The invalid fields of a validation error.
+            violations (list[TranscriptViolationBody] | None | Unset): The broken rules of an `invalid_transcript` problem.
             request_id (None | str | Unset):
      """
 
@@ -48,6 +50,7 @@ class Problem:
     session_id: None | str | Unset = UNSET
     event_key: None | str | Unset = UNSET
     errors: list[FieldError] | None | Unset = UNSET
+    violations: list[TranscriptViolationBody] | None | Unset = UNSET
     request_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -57,6 +60,7 @@ class Problem:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.field_error import FieldError # noqa: PLC0415
+        from ..models.transcript_violation_body import TranscriptViolationBody # noqa: PLC0415
         type_ = self.type_
 
         title = self.title
@@ -98,6 +102,19 @@ class Problem:
         else:
             errors = self.errors
 
+        violations: list[dict[str, Any]] | None | Unset
+        if isinstance(self.violations, Unset):
+            violations = UNSET
+        elif isinstance(self.violations, list):
+            violations = []
+            for violations_type_0_item_data in self.violations:
+                violations_type_0_item = violations_type_0_item_data.to_dict()
+                violations.append(violations_type_0_item)
+
+
+        else:
+            violations = self.violations
+
         request_id: None | str | Unset
         if isinstance(self.request_id, Unset):
             request_id = UNSET
@@ -122,6 +139,8 @@ class Problem:
             field_dict["event_key"] = event_key
         if errors is not UNSET:
             field_dict["errors"] = errors
+        if violations is not UNSET:
+            field_dict["violations"] = violations
         if request_id is not UNSET:
             field_dict["request_id"] = request_id
 
@@ -132,6 +151,7 @@ class Problem:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.field_error import FieldError # noqa: PLC0415
+        from ..models.transcript_violation_body import TranscriptViolationBody # noqa: PLC0415
         d = dict(src_dict)
         type_ = d.pop("type")
 
@@ -198,6 +218,31 @@ class Problem:
         errors = _parse_errors(d.pop("errors", UNSET))
 
 
+        def _parse_violations(data: object) -> list[TranscriptViolationBody] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                violations_type_0 = []
+                _violations_type_0 = data
+                for violations_type_0_item_data in (_violations_type_0):
+                    violations_type_0_item = TranscriptViolationBody.from_dict(violations_type_0_item_data)
+
+
+
+                    violations_type_0.append(violations_type_0_item)
+
+                return violations_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[TranscriptViolationBody] | None | Unset, data)
+
+        violations = _parse_violations(d.pop("violations", UNSET))
+
+
         def _parse_request_id(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -218,6 +263,7 @@ class Problem:
             session_id=session_id,
             event_key=event_key,
             errors=errors,
+            violations=violations,
             request_id=request_id,
         )
 
