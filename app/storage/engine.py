@@ -2,7 +2,7 @@
 
 SQLite: WAL, ``foreign_keys=ON``, ``busy_timeout``; write transactions start with
 ``BEGIN IMMEDIATE`` so they serialise at their first statement instead of failing at
-commit. PostgreSQL: psycopg 3, READ COMMITTED, ``pool_pre_ping``; writers serialise on
+commit. PostgreSQL: psycopg 3, READ COMMITTED; writers serialise on
 ``SELECT … FOR UPDATE`` row locks.
 """
 
@@ -44,7 +44,8 @@ def create_engine(url: str | URL, **kwargs: Any) -> Engine:
     kwargs.setdefault("hide_parameters", True)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed, **kwargs)
-    kwargs.setdefault("pool_pre_ping", True)
+    # No pre-ping round trip per checkout: a stale connection fails its first statement,
+    # SQLAlchemy invalidates the pool, and SqlStore retries the whole transaction.
     kwargs.setdefault("isolation_level", "READ COMMITTED")
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 10)

@@ -496,7 +496,7 @@ class SqlStore:
         rec = v.check_ordinary_record(record)
 
         def operation(tx: Tx) -> AppendResult:
-            run, session = tx.open_run(rec.run_id)
+            run, session = tx.open_run(rec.run_id, rec.event_key)
             stored = tx.check_append(run, rec)
             if stored is not None:
                 return tx.result(stored, inserted=False, session=session)
@@ -514,7 +514,7 @@ class SqlStore:
         rec = v.check_cancellation(run_id, reason, record)
 
         def operation(tx: Tx) -> AppendResult:
-            run, session = tx.open_run(run_id)
+            run, session = tx.open_run(run_id, rec.event_key)
             if run.cancellation_reason and run.cancellation_reason != reason:
                 raise RunCancellationConflictError(
                     f"run {run_id!r} was already canceled with reason {run.cancellation_reason!r}",
@@ -542,7 +542,7 @@ class SqlStore:
         rec = v.check_suspension(run_id, checkpoint, record)
 
         def operation(tx: Tx) -> AppendResult:
-            run, session = tx.open_run(run_id)
+            run, session = tx.open_run(run_id, rec.event_key)
             return self._suspend(tx, run, session, checkpoint, rec)
 
         return self._write(operation)
@@ -589,7 +589,7 @@ class SqlStore:
         terminal, rec, payload = v.check_terminal(run_id, status, record)
 
         def operation(tx: Tx) -> AppendResult:
-            run, session = tx.open_run(run_id)
+            run, session = tx.open_run(run_id, rec.event_key)
             self._check_terminal_against_run(run, terminal, payload)
             return self._finish(tx, run, session, terminal, rec)
 
@@ -639,7 +639,7 @@ class SqlStore:
         rec = v.check_suspension(run_id, checkpoint, record)
 
         def operation(tx: Tx) -> RepairResult:
-            run, session = tx.open_run(run_id)
+            run, session = tx.open_run(run_id, rec.event_key)
             if run.status is RunStatus.RUNNING:
                 result = self._suspend(tx, run, session, checkpoint, rec)
                 return RepairResult(outcome=RepairOutcome.STORED, status=run.status, record=result)
@@ -662,7 +662,7 @@ class SqlStore:
         terminal, rec, payload = v.check_terminal(run_id, status, record)
 
         def operation(tx: Tx) -> RepairResult:
-            run, session = tx.open_run(run_id)
+            run, session = tx.open_run(run_id, rec.event_key)
             self._check_terminal_against_run(run, terminal, payload)
             if run.status is RunStatus.RUNNING:
                 result = self._finish(tx, run, session, terminal, rec)

@@ -89,6 +89,42 @@ class StoredCheckpoint:
     data: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """The fields of a stored record that make it *the same* (1.7), and its ID."""
+
+    seq: int
+    agent_id: str
+    session_id: str
+    turn_id: str
+    type: str
+    payload: bytes
+    timestamp_ms: int
+
+
+_RECORD_COLUMNS = (
+    run_records.c.seq.label("rec_seq"),
+    run_records.c.agent_id.label("rec_agent_id"),
+    run_records.c.session_id.label("rec_session_id"),
+    run_records.c.turn_id.label("rec_turn_id"),
+    run_records.c.type.label("rec_type"),
+    run_records.c.payload.label("rec_payload"),
+    run_records.c.timestamp_ms.label("rec_timestamp_ms"),
+)
+
+
+def _stored_from_prefixed(row: Any) -> StoredRecord:
+    return StoredRecord(
+        seq=row.rec_seq,
+        agent_id=row.rec_agent_id,
+        session_id=row.rec_session_id or "",
+        turn_id=row.rec_turn_id,
+        type=row.rec_type,
+        payload=bytes(row.rec_payload),
+        timestamp_ms=row.rec_timestamp_ms,
+    )
+
+
 def _session_from_row(row: Row[Any]) -> SessionState:
     return SessionState(
         session_id=row.session_id,
@@ -155,6 +191,7 @@ class Tx:
     _runs: dict[str, RunState] = field(default_factory=dict)
     _sessions: dict[str, SessionState] = field(default_factory=dict)
     _checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    _prefetched: dict[tuple[str, str], StoredRecord | None] = field(default_factory=dict)
 
     @property
     def row_locks(self) -> bool:
@@ -209,24 +246,86 @@ class Tx:
             raise self.missing_run_error(run_id)
         return run
 
-    def open_run(self, run_id: str) -> tuple[RunState, SessionState | None]:
-        """A run about to be written, with the lock that serialises its writers held."""
-        run = self.existing_run(run_id)
-        if not run.session_id:
-            if self.row_locks:
-                run = self.run(run_id, lock=True) or run
-            return run, None
-        session = self.session(run.session_id, lock=True)
+    def open_run(
+        self, run_id: str, event_key: str | None = None
+    ) -> tuple[RunState, SessionState | None]:
+        """A run about to be written, with the lock that serialises its writers held.
+
+        On PostgreSQL one statement locks the run's session (found through the run), and a
+        second reads the run, under that lock, together with the record stored under
+        ``event_key`` if any, so the append check needs no further round trip.
+        """
+        if not self.row_locks:
+            run = self._run_and_record(run_id, event_key, lock=False)
+            if run is None:
+                raise self.missing_run_error(run_id)
+            if not run.session_id:
+                return run, None
+            session = self.session(run.session_id, lock=False)
+            self._require_live(session, run)
+            assert session is not None
+            self._sessions[session.session_id] = session
+            return run, session
+        locked = self.conn.execute(
+            sa.select(sessions)
+            .join(runs, runs.c.session_id == sessions.c.session_id)
+            .where(runs.c.run_id == run_id)
+            .with_for_update(of=sessions)
+        ).first()
+        if locked is None:  # a sessionless run (its own row is the lock), or no run at all
+            run = self._run_and_record(run_id, event_key, lock=True)
+            if run is None:
+                raise self.missing_run_error(run_id)
+            if not run.session_id:
+                return run, None
+            raise SessionPurgedError(  # its session row vanished under us: only purge does that
+                f"session {run.session_id!r} was purged", run_id=run_id
+            )
+        session = _session_from_row(locked)
+        self._sessions[session.session_id] = session
+        run = self._run_and_record(run_id, event_key, lock=False)
+        if run is None:
+            raise self.missing_run_error(run_id)
+        self._require_live(session, run)
+        return run, session
+
+    @staticmethod
+    def _require_live(session: SessionState | None, run: RunState) -> None:
         if session is None or session.purged:
             raise SessionPurgedError(
                 f"session {run.session_id!r} was purged",
-                run_id=run_id,
+                run_id=run.run_id,
                 session_id=run.session_id,
             )
-        if self.row_locks:
-            # Re-read under the session lock: a writer may have committed in between.
-            run = self.existing_run(run_id)
-        return run, session
+
+    def _run_and_record(self, run_id: str, event_key: str | None, *, lock: bool) -> RunState | None:
+        """The run, and (cached for ``check_append``) its record under ``event_key``."""
+        if event_key is None:
+            return self.run(run_id, lock=lock)
+        query = (
+            sa.select(runs, *_RECORD_COLUMNS)
+            .select_from(
+                runs.outerjoin(
+                    run_records,
+                    sa.and_(
+                        run_records.c.run_id == runs.c.run_id,
+                        run_records.c.event_key == event_key,
+                    ),
+                )
+            )
+            .where(runs.c.run_id == run_id)
+        )
+        if lock:
+            query = query.with_for_update(of=runs)
+        row = self.conn.execute(query).first()
+        if row is None:
+            return None
+        state = run_from_row(row)
+        self._runs[run_id] = state
+        self._prefetched[(run_id, event_key)] = (
+            None if row.rec_seq is None else _stored_from_prefixed(row)
+        )
+        return state
 
     def create_run(
         self,
@@ -264,11 +363,15 @@ class Tx:
 
     # --- records ----------------------------------------------------------------------
 
-    def stored_record(self, run_id: str, event_key: str) -> Row[Any] | None:
-        query = sa.select(run_records).where(
+    def stored_record(self, run_id: str, event_key: str) -> StoredRecord | None:
+        key = (run_id, event_key)
+        if key in self._prefetched:
+            return self._prefetched[key]
+        query = sa.select(*_RECORD_COLUMNS).where(
             run_records.c.run_id == run_id, run_records.c.event_key == event_key
         )
-        return self.conn.execute(query).first()
+        row = self.conn.execute(query).first()
+        return None if row is None else _stored_from_prefixed(row)
 
     def check_append(self, run: RunState, record: NewRecord) -> str | None:
         """The owner and key parts of the append check (2.3).
@@ -284,11 +387,11 @@ class Tx:
             return None
         same = (
             stored.agent_id == record.agent_id
-            and (stored.session_id or "") == record.session_id
+            and stored.session_id == record.session_id
             and stored.turn_id == record.turn_id
             and stored.type == record.type
             and stored.timestamp_ms == record.timestamp_ms
-            and bytes(stored.payload) == record.payload
+            and stored.payload == record.payload
         )
         if not same:
             raise EventConflictError(
