@@ -58,28 +58,59 @@ def decide_auth(tokens: Tokens) -> AuthState:
     return state
 
 
+def _check(request: Request, token: str | None, permission: Permission) -> None:
+    auth: AuthState = request.app.state.auth
+    if not auth.required():
+        return
+    if token is None:
+        raise AuthError("a bearer token is required")
+    found = auth.tokens.authenticate(token)
+    if found is None:
+        raise AuthError("the bearer token is unknown or revoked")
+    name, role = found
+    request.state.token_name = name
+    if permission not in PERMISSIONS[role]:
+        raise AuthError(
+            f"the {role.value} role may not {permission.value}",
+            code="permission_denied",
+            status=403,
+        )
+
+
+def refuse_unauthorized(request: Request) -> AuthError | None:
+    """The auth error of a request whose body could not even be parsed, if any.
+
+    FastAPI parses the body before it runs dependencies; a request that would be refused
+    must be refused as such, not answered with a validation error that reveals the API.
+    """
+    route = request.scope.get("route")
+    permission = next(
+        (
+            getattr(dependency.dependency, "permission", None)
+            for dependency in getattr(route, "dependencies", ())
+            if getattr(dependency.dependency, "permission", None) is not None
+        ),
+        Permission.ADMIN if route is None else None,
+    )
+    if permission is None:
+        return None
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    try:
+        _check(request, token.strip() if scheme.lower() == "bearer" and token else None, permission)
+    except AuthError as exc:
+        return exc
+    return None
+
+
 def _authorize(permission: Permission) -> Any:
     def check(
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     ) -> None:
-        auth: AuthState = request.app.state.auth
-        if not auth.required():
-            return
-        if credentials is None:
-            raise AuthError("a bearer token is required")
-        found = auth.tokens.authenticate(credentials.credentials)
-        if found is None:
-            raise AuthError("the bearer token is unknown or revoked")
-        name, role = found
-        request.state.token_name = name
-        if permission not in PERMISSIONS[role]:
-            raise AuthError(
-                f"the {role.value} role may not {permission.value}",
-                code="permission_denied",
-                status=403,
-            )
+        _check(request, None if credentials is None else credentials.credentials, permission)
 
+    check.permission = permission  # type: ignore[attr-defined]
     return Depends(check)
 
 

@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.storage.engine import is_transient
 from runtime_store_client import InvalidTranscriptError, StoreError
 
+from .auth import refuse_unauthorized
 from .request_id import request_id_of
 from .transcript_schemas import TranscriptViolationBody
 
@@ -156,6 +157,9 @@ def _store_error(request: Request, exc: Exception) -> JSONResponse:
 
 def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    refused = refuse_unauthorized(request)
+    if refused is not None:
+        return _store_error(request, refused)
     errors = [
         FieldError(
             field=".".join(str(part) for part in error.get("loc", ())),
@@ -172,6 +176,14 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400:
+        # FastAPI's "error parsing the body" (e.g. not UTF-8): a validation error like any.
+        refused = refuse_unauthorized(request)
+        if refused is not None:
+            return _store_error(request, refused)
+        return problem_response(
+            request, code="invalid_argument", detail=f"invalid request body: {exc.detail}"
+        )
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_argument")
     return problem_response(
         request, code=code, detail=str(exc.detail), status=exc.status_code, headers=exc.headers

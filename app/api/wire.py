@@ -31,7 +31,7 @@ def parse_time(value: Any) -> datetime:
             raise ValueError("time must carry a UTC offset")
         if value.microsecond % 1000:
             raise ValueError("time has sub-millisecond precision")
-        return value.astimezone(UTC)
+        return _utc(value)
     if not isinstance(value, str):
         raise ValueError("time must be an RFC 3339 string such as 2026-11-30T01:02:03.456Z")
     match = _RFC3339.fullmatch(value)
@@ -53,13 +53,23 @@ def parse_time(value: Any) -> datetime:
         ).replace(microsecond=int((fraction[:3] or "0").ljust(3, "0")) * 1000, tzinfo=zone)
     except ValueError as exc:
         raise ValueError(f"time is not a valid date and time: {exc}") from None
-    return parsed.astimezone(UTC)
+    return _utc(parsed)
+
+
+def _utc(value: datetime) -> datetime:
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("time is outside the years 0001-9999 in UTC") from None
 
 
 def format_time(value: datetime) -> str:
     """UTC, millisecond precision, ``Z`` suffix."""
     utc = value.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z"
+    )
 
 
 def parse_payload(value: Any) -> bytes:

@@ -20,6 +20,12 @@ from runtime_store_client import (
 MiB = 1024 * 1024
 
 
+def check_text(value: str, what: str) -> None:
+    """Stored text may not hold NUL (PostgreSQL cannot store it, so no backend accepts it)."""
+    if "\x00" in value:
+        raise InvalidArgumentError(f"{what} must not contain a NUL character")
+
+
 @dataclass(frozen=True)
 class Limits:
     max_id_bytes: int = 256
@@ -42,6 +48,8 @@ class Limits:
             raise InvalidArgumentError(f"{what} has more than {self.max_labels} labels")
         for key, value in labels.items():
             for part in (key, value):
+                if isinstance(part, str):
+                    check_text(part, f"{what} key or value")
                 if isinstance(part, str) and len(part.encode("utf-8", "surrogatepass")) > (
                     self.max_label_bytes
                 ):

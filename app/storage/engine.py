@@ -8,6 +8,7 @@ commit. PostgreSQL: psycopg 3, READ COMMITTED; writers serialise on
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -37,9 +38,23 @@ def normalize_url(url: str | URL) -> URL:
     return parsed
 
 
+class _NoRowLogging(logging.Filter):
+    """Drops SQLAlchemy's DEBUG lines that print result rows: they carry payloads."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.msg if isinstance(record.msg, str) else ""
+        return not message.startswith(("Row ", "Col "))
+
+
+_ROW_FILTER = _NoRowLogging()
+
+
 def create_engine(url: str | URL, **kwargs: Any) -> Engine:
     """An engine configured for runtime-store on SQLite or PostgreSQL."""
     parsed = normalize_url(url)
+    engine_logger = logging.getLogger("sqlalchemy.engine.Engine")
+    if _ROW_FILTER not in engine_logger.filters:
+        engine_logger.addFilter(_ROW_FILTER)
     # Error messages and logs must never carry payloads or other bound values.
     kwargs.setdefault("hide_parameters", True)
     if parsed.get_backend_name() == "sqlite":

@@ -182,6 +182,9 @@ class SqlStore:
                     return result
             except StoreError:
                 raise
+            except sa.exc.DataError as exc:
+                # A value the database cannot hold (e.g. NUL in text on PostgreSQL).
+                raise InvalidArgumentError("a value cannot be stored or looked up") from exc
             except sa.exc.IntegrityError:
                 # A concurrent writer stored the same key first; the next attempt sees it.
                 if attempt >= self._attempts:
