@@ -126,3 +126,14 @@ api_tokens = sa.Table(
     sa.Column("revoked_at_ms", sa.BigInteger(), nullable=True),
     sa.CheckConstraint("role IN ('admin', 'worker', 'reader')", name="role"),
 )
+
+memory_batches = sa.Table(
+    "memory_batches",
+    metadata,
+    # One row per accepted append: a retried append with the same key is a no-op, so a
+    # response lost after the commit never stores the events twice.
+    sa.Column("agent_id", sa.Text(), primary_key=True),
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("idempotency_key", sa.Text(), primary_key=True),
+    sa.Column("appended_at_ms", sa.BigInteger(), nullable=False),
+)

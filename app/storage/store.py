@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -62,7 +63,15 @@ from runtime_store_client import (
 from runtime_store_client.types import MEMORY_EVENT_TYPES
 
 from .engine import WRITE_OPTION, is_transient
-from .schema import checkpoints, memory_events, run_records, run_tombstones, runs, sessions
+from .schema import (
+    checkpoints,
+    memory_batches,
+    memory_events,
+    run_records,
+    run_tombstones,
+    runs,
+    sessions,
+)
 from .tx import PURGED, RunState, SessionState, Tx, record_from_row, run_from_row
 
 T = TypeVar("T")
@@ -154,31 +163,24 @@ class SqlStore:
 
     # --- transactions -----------------------------------------------------------------
 
-    def _transact(self, operation: Callable[[Tx], T], *, write: bool, idempotent: bool = True) -> T:
+    def _transact(self, operation: Callable[[Tx], T], *, write: bool) -> T:
         """Run ``operation`` in one transaction, retrying transient failures.
 
-        Every lifecycle write is idempotent by its event keys, so a retry after a commit
-        whose outcome is unknown comes back as an exact retry. Memory appends carry no
-        keys: a failure *during their commit* is reported, never silently repeated.
+        Every write is idempotent (records by their event keys, memory appends by their
+        idempotency keys), so a retry after a commit whose outcome is unknown comes back
+        as an exact retry.
         """
         attempt = 0
         while True:
             attempt += 1
-            committing = False
             try:
                 with self._engine.connect() as conn:
                     if write:
                         conn.execution_options(**{WRITE_OPTION: True})
-                    transaction = conn.begin()
-                    try:
+                    with conn.begin():
                         tx = Tx(conn, self._clock())
                         result = operation(tx)
                         tx.flush()
-                    except BaseException:
-                        transaction.rollback()
-                        raise
-                    committing = True
-                    transaction.commit()
                     return result
             except StoreError:
                 raise
@@ -192,15 +194,15 @@ class SqlStore:
             except sa.exc.DBAPIError as exc:
                 if not is_transient(exc):
                     raise
-                if attempt >= self._attempts or (committing and not idempotent):
+                if attempt >= self._attempts:
                     raise UnavailableError("the database is unavailable; retry") from exc
             except sa.exc.TimeoutError as exc:
                 if attempt >= self._attempts:
                     raise UnavailableError("no database connection is available") from exc
             time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
 
-    def _write(self, operation: Callable[[Tx], T], *, idempotent: bool = True) -> T:
-        return self._transact(operation, write=True, idempotent=idempotent)
+    def _write(self, operation: Callable[[Tx], T]) -> T:
+        return self._transact(operation, write=True)
 
     def _read(self, operation: Callable[[Tx], T]) -> T:
         return self._transact(operation, write=False)
@@ -976,24 +978,51 @@ class SqlStore:
         return self._read(operation)
 
     def append_memory_events(
-        self, agent_id: str, run_id: str, events: Sequence[MemoryEvent]
+        self,
+        agent_id: str,
+        run_id: str,
+        events: Sequence[MemoryEvent],
+        *,
+        idempotency_key: str = "",
     ) -> None:
-        """Append memory events atomically; none is a no-op (section 9)."""
+        """Append memory events atomically; none is a no-op (section 9).
+
+        Memory events carry no event keys, so each append has one: the caller's
+        ``idempotency_key`` (the HTTP client sends one per call and keeps it across its
+        retries), or a fresh one. An append whose key was already accepted for the agent's
+        run is a no-op, so a retry after a lost answer never stores the events twice.
+        """
         v.require_id(agent_id, "agent_id")
         v.require_id(run_id, "run_id")
         self._limits.check_id(agent_id, "agent_id")
         self._limits.check_id(run_id, "run_id")
+        self._limits.check_id(idempotency_key, "idempotency_key")
         rows = [
             _memory_row(agent_id, run_id, event, index, self._limits)
             for index, event in enumerate(events)
         ]
         if not rows:
             return
+        key = idempotency_key or uuid.uuid4().hex
 
         def operation(tx: Tx) -> None:
+            accepted = tx.conn.execute(
+                sa.select(memory_batches.c.idempotency_key).where(
+                    memory_batches.c.agent_id == agent_id,
+                    memory_batches.c.run_id == run_id,
+                    memory_batches.c.idempotency_key == key,
+                )
+            ).first()
+            if accepted is not None:
+                return
+            tx.conn.execute(
+                memory_batches.insert().values(
+                    agent_id=agent_id, run_id=run_id, idempotency_key=key, appended_at_ms=tx.now_ms
+                )
+            )
             tx.conn.execute(memory_events.insert(), rows)
 
-        self._write(operation, idempotent=False)
+        self._write(operation)
 
 
 def _mapping_as_dict(value: object) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Response, status
 
 from app.api.auth import READ, WRITE
 from app.api.deps import AgentIdPath, RunIdPath, StoreDep
@@ -34,7 +36,23 @@ def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> Sn
     responses=problems(),
 )
 def append_memory_events(
-    agent_id: AgentIdPath, run_id: RunIdPath, body: AppendMemoryRequest, store: StoreDep
+    agent_id: AgentIdPath,
+    run_id: RunIdPath,
+    body: AppendMemoryRequest,
+    store: StoreDep,
+    idempotency_key: Annotated[
+        str,
+        Header(
+            alias="Idempotency-Key",
+            description="Makes a retry of this append a no-op once one attempt was stored "
+            "(memory events carry no event keys). The Python client sends one per call.",
+        ),
+    ] = "",
 ) -> None:
     """Append the events atomically, in order; an empty list is a no-op."""
-    store.append_memory_events(agent_id, run_id, [event.contract() for event in body.events])
+    store.append_memory_events(
+        agent_id,
+        run_id,
+        [event.contract() for event in body.events],
+        idempotency_key=idempotency_key,
+    )

@@ -5,6 +5,7 @@ asyncio; both share this one description of the wire.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -293,6 +294,9 @@ def add_memory(agent_id: str, run_id: str, events: Sequence[MemoryEvent]) -> Cal
             "agent_id": c.path_id(agent_id, "agent_id"),
             "run_id": c.path_id(run_id, "run_id"),
             "body": body,
+            # One key per call, kept across its retries: a retry after a lost answer is a
+            # no-op on the server instead of a second copy of the events.
+            "idempotency_key": uuid.uuid4().hex,
         },
         _none,
     )

@@ -10,6 +10,7 @@ from ... import errors
 
 from ...models.append_memory_request import AppendMemoryRequest
 from ...models.problem import Problem
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -19,9 +20,13 @@ def _get_kwargs(
     run_id: str,
     *,
     body: AppendMemoryRequest,
+    idempotency_key: str | Unset = '',
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
 
 
     
@@ -110,6 +115,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: AppendMemoryRequest,
+    idempotency_key: str | Unset = '',
 
 ) -> Response[Any | Problem]:
     """ Append memory events
@@ -119,6 +125,9 @@ def sync_detailed(
     Args:
         agent_id (str): The agent ID.
         run_id (str): The run ID.
+        idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
+            stored (memory events carry no event keys). The Python client sends one per call. Default:
+            ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -134,6 +143,7 @@ def sync_detailed(
         agent_id=agent_id,
 run_id=run_id,
 body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -149,6 +159,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: AppendMemoryRequest,
+    idempotency_key: str | Unset = '',
 
 ) -> Any | Problem | None:
     """ Append memory events
@@ -158,6 +169,9 @@ def sync(
     Args:
         agent_id (str): The agent ID.
         run_id (str): The run ID.
+        idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
+            stored (memory events carry no event keys). The Python client sends one per call. Default:
+            ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -174,6 +188,7 @@ def sync(
 run_id=run_id,
 client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -183,6 +198,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: AppendMemoryRequest,
+    idempotency_key: str | Unset = '',
 
 ) -> Response[Any | Problem]:
     """ Append memory events
@@ -192,6 +208,9 @@ async def asyncio_detailed(
     Args:
         agent_id (str): The agent ID.
         run_id (str): The run ID.
+        idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
+            stored (memory events carry no event keys). The Python client sends one per call. Default:
+            ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -207,6 +226,7 @@ async def asyncio_detailed(
         agent_id=agent_id,
 run_id=run_id,
 body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -222,6 +242,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: AppendMemoryRequest,
+    idempotency_key: str | Unset = '',
 
 ) -> Any | Problem | None:
     """ Append memory events
@@ -231,6 +252,9 @@ async def asyncio(
     Args:
         agent_id (str): The agent ID.
         run_id (str): The run ID.
+        idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
+            stored (memory events carry no event keys). The Python client sends one per call. Default:
+            ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -247,5 +271,6 @@ async def asyncio(
 run_id=run_id,
 client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     )).parsed
