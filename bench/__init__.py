@@ -1,0 +1,1 @@
+"""The runtime-store benchmark: ``python -m bench`` (see docs/performance.md)."""

@@ -1,0 +1,67 @@
+"""``python -m bench``: measure runtime-store on this machine (docs/performance.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from .config import Config, postgres_admin_url
+from .run import run
+from .servers import postgres_answers
+
+
+def parse(argv: list[str]) -> tuple[Config, Path | None]:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--smoke", action="store_true", help="tiny scale, seconds (tests use it)")
+    mode.add_argument("--large", action="store_true", help="also page through 10M records")
+    parser.add_argument("--duration", type=float, help="measured seconds per cell")
+    parser.add_argument("--warmup", type=float, help="unmeasured seconds before each cell")
+    parser.add_argument("--levels", help="concurrent workers, e.g. 1,4,16")
+    parser.add_argument(
+        "--server-workers",
+        type=int,
+        default=0,
+        help="runtime-store serve --workers (default 0: as serve decides)",
+    )
+    parser.add_argument(
+        "--postgres-url",
+        default=postgres_admin_url(),
+        help="server to create the benchmark database on "
+        "(default: RUNTIME_STORE_BENCH_POSTGRES_URL, RUNTIME_STORE_TEST_POSTGRES_URL or local)",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="JSON results path (default bench/results/<time>.json)"
+    )
+    args = parser.parse_args(argv)
+    factory = Config.smoke if args.smoke else Config.large if args.large else Config.default
+    config = factory(args.postgres_url, args.server_workers)
+    if args.duration is not None:
+        config = replace(config, duration=args.duration)
+    if args.warmup is not None:
+        config = replace(config, warmup=args.warmup)
+    if args.levels:
+        config = replace(config, levels=tuple(int(level) for level in args.levels.split(",")))
+    return config, args.output
+
+
+def main(argv: list[str] | None = None) -> int:
+    config, output = parse(sys.argv[1:] if argv is None else argv)
+    problem = postgres_answers(config.postgres_url)
+    if problem is not None:
+        print(f"PostgreSQL does not answer at {config.postgres_url}: {problem}", file=sys.stderr)
+        return 2
+    report, path = run(config, output)
+    print(report.text())
+    print(f"\nresults written to {path}")
+    errors = sum(row.errors for row in report.rows)
+    if errors:
+        print(f"{errors} operations failed: see the notes column", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

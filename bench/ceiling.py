@@ -1,0 +1,310 @@
+"""The raw ceiling: the transactions ``SqlStore`` issues, sent directly with psycopg 3.
+
+One connection per worker, no HTTP, no SQLAlchemy, no validation: each method sends the
+statements ``SqlStore`` sends for the same call on PostgreSQL (``app/storage/store.py``
+and ``tx.py``), in the same order and with the same locks, and keeps only the Python it
+needs to compute the next record ID and session position. What ``SqlStore`` adds on top
+(validation, SQLAlchemy, its pool) is what its ratio to this ceiling measures.
+``mirror.py`` checks at the start of every run that both still send the same statements.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from app.domain.cursors import decode_record_id_cursor, decode_session_position
+from app.domain.times import now_millis, to_millis
+from app.storage.engine import normalize_url
+from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
+
+_RUN_COLUMNS = (
+    "run_id, agent_id, session_id, parent_run_id, status, start_outcome, started_at_ms, "
+    "updated_at_ms, labels, cancellation_reason, record_count, start_key, parent_link_key, "
+    "cancellation_key, suspension_key, terminal_key"
+)
+_RECORD_COLUMNS = (
+    "run_id, seq, event_key, agent_id, session_id, session_seq, turn_id, type, payload, "
+    "timestamp_ms"
+)
+_SESSION_COLUMNS = "session_id, status, created_at_ms, ended_at_ms, purged_at_ms, record_count"
+SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = %s"
+SELECT_SESSION = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = %s"
+LOCK_SESSION = SELECT_SESSION + " FOR UPDATE"
+#: ``Tx.open_run``: the run's session, found and locked through the run.
+LOCK_SESSION_OF_RUN = (
+    f"SELECT {', '.join('sessions.' + c for c in _SESSION_COLUMNS.split(', '))} "
+    "FROM sessions JOIN runs ON runs.session_id = sessions.session_id "
+    "WHERE runs.run_id = %s FOR UPDATE OF sessions"
+)
+#: ``Tx._run_and_record``: the run with the record stored under the event key, if any.
+RUN_AND_RECORD = (
+    f"SELECT {', '.join('runs.' + c for c in _RUN_COLUMNS.split(', '))}, run_records.seq, "
+    "run_records.agent_id, run_records.session_id, run_records.turn_id, run_records.type, "
+    "run_records.payload, run_records.timestamp_ms FROM runs LEFT OUTER JOIN run_records "
+    "ON run_records.run_id = runs.run_id AND run_records.event_key = %s WHERE runs.run_id = %s"
+)
+SELECT_TOMBSTONE = "SELECT run_id FROM run_tombstones WHERE run_id = %s"
+INSERT_RUN = f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join(['%s'] * 16)})"
+UPDATE_RUN = (
+    "UPDATE runs SET status = %s, updated_at_ms = %s, cancellation_reason = %s, "
+    "record_count = %s, cancellation_key = %s, suspension_key = %s, terminal_key = %s "
+    "WHERE run_id = %s"
+)
+UPDATE_SESSION = (
+    "UPDATE sessions SET status = %s, ended_at_ms = %s, record_count = %s WHERE session_id = %s"
+)
+INSERT_RECORD = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
+SELECT_MEMORY_BATCH = (
+    "SELECT idempotency_key FROM memory_batches "
+    "WHERE agent_id = %s AND run_id = %s AND idempotency_key = %s"
+)
+INSERT_MEMORY_BATCH = (
+    "INSERT INTO memory_batches (agent_id, run_id, idempotency_key, appended_at_ms) "
+    "VALUES (%s, %s, %s, %s)"
+)
+INSERT_MEMORY = (
+    "INSERT INTO memory_events (agent_id, run_id, type, timestamp_ms, data, labels) "
+    "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
+)
+SELECT_MEMORY = (
+    "SELECT id, agent_id, run_id, type, timestamp_ms, data, labels FROM memory_events "
+    "WHERE agent_id = %s AND run_id = %s ORDER BY id"
+)
+
+
+def _page_query(where: str, position: str) -> str:
+    """``SqlStore._record_page``: keys by index range, byte budget cut by window sums."""
+    return (
+        "WITH page_keys AS (SELECT run_id, seq, "
+        f"{position} AS pos, length(payload) AS size FROM run_records "
+        f"WHERE {where} = %s AND {position} > %s ORDER BY {position} LIMIT %s), "
+        "page_sized AS (SELECT run_id, seq, pos, sum(size) OVER (ORDER BY pos) AS total_size, "
+        "row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS found FROM page_keys) "
+        f"SELECT {', '.join('r.' + c.strip() for c in _RECORD_COLUMNS.split(','))}, "
+        "page_sized.pos, page_sized.found FROM run_records AS r JOIN page_sized "
+        "ON r.run_id = page_sized.run_id AND r.seq = page_sized.seq "
+        "WHERE page_sized.n <= %s AND (page_sized.n = 1 OR page_sized.total_size <= %s) "
+        "ORDER BY page_sized.pos"
+    )
+
+
+RUN_PAGE = _page_query("run_id", "seq")
+SESSION_PAGE = _page_query("session_id", "session_seq")
+PAGE_BYTE_BUDGET = 4 * 1024 * 1024
+
+# run row indexes
+_R_STATUS, _R_REASON, _R_COUNT, _R_STORED_SEQ = 4, 9, 10, 16
+_R_CANCEL_KEY, _R_SUSPEND_KEY, _R_TERMINAL_KEY = 13, 14, 15
+# session row indexes
+_S_STATUS, _S_ENDED, _S_COUNT = 1, 3, 5
+
+
+def connect(database_url: str) -> psycopg.Connection[tuple[Any, ...]]:
+    """A psycopg connection (READ COMMITTED, not autocommit: one transaction per call)."""
+    url = normalize_url(database_url).set(drivername="postgresql")
+    return psycopg.connect(url.render_as_string(hide_password=False))
+
+
+class CeilingStore:
+    """The subset of ``Store``/``MemoryStore`` the benchmark drives, as raw transactions."""
+
+    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        self.conn = conn
+        #: When a list, every statement sent is appended to it (see ``mirror.py``).
+        self.trace: list[str] | None = None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _execute(self, query: str, params: Sequence[Any] = ()) -> psycopg.Cursor[tuple[Any, ...]]:
+        if self.trace is not None:
+            self.trace.append(query)
+        return self.conn.execute(query, params)
+
+    def _one(self, query: str, *params: Any) -> tuple[Any, ...] | None:
+        return self._execute(query, params).fetchone()
+
+    def _insert_record(self, record: Record, seq: int, position: int | None) -> None:
+        self._execute(
+            INSERT_RECORD,
+            (
+                record.run_id,
+                seq,
+                record.event_key,
+                record.agent_id,
+                record.session_id or None,
+                position,
+                record.turn_id,
+                record.type,
+                record.payload,
+                to_millis(record.timestamp, "timestamp"),
+            ),
+        )
+
+    def start_root_run(self, run: RunStart, started: Record, _canceled: Record) -> str:
+        """Lock the session, look the run and its tombstone up, insert run and record.
+
+        The session is active, so ``canceled`` is never written (as in ``SqlStore``).
+        """
+        session = self._one(LOCK_SESSION, run.session_id)
+        existing = self._one(SELECT_RUN, run.run_id)
+        tombstone = self._one(SELECT_TOMBSTONE, run.run_id)
+        if session is None or existing is not None or tombstone is not None:
+            self.conn.rollback()
+            raise RuntimeError(f"ceiling start of {run.run_id!r} needs a new run")
+        now = now_millis()
+        labels = json.dumps(dict(run.labels), sort_keys=True, separators=(",", ":"))
+        self._execute(
+            INSERT_RUN,
+            (
+                run.run_id,
+                run.agent_id,
+                run.session_id,
+                run.parent_run_id,
+                RunStatus.RUNNING.value,
+                "proceed",
+                to_millis(run.started_at, "started_at"),
+                now,
+                labels,
+                "",
+                1,
+                started.event_key,
+                None,
+                None,
+                None,
+                None,
+            ),
+        )
+        position = session[_S_COUNT] + 1
+        self._execute(
+            UPDATE_SESSION, (session[_S_STATUS], session[_S_ENDED], position, run.session_id)
+        )
+        self._insert_record(started, 1, position)
+        self.conn.commit()
+        return "1"
+
+    def _write_record(self, run_id: str, record: Record, status: str | None = None) -> str:
+        """``SqlStore`` append path: lock the session through the run, read the run with
+        the keyed record, then (unless it is an exact retry) the three writes."""
+        session = self._one(LOCK_SESSION_OF_RUN, run_id)
+        run = self._one(RUN_AND_RECORD, record.event_key, run_id)
+        if session is None or run is None:
+            self.conn.rollback()
+            raise RuntimeError(f"run {run_id!r} has no live session")
+        if run[_R_STORED_SEQ] is not None:
+            self.conn.commit()
+            return str(run[_R_STORED_SEQ])
+        seq = run[_R_COUNT] + 1
+        position = session[_S_COUNT] + 1
+        self._execute(
+            UPDATE_RUN,
+            (
+                status or run[_R_STATUS],
+                now_millis() if status else run[7],
+                run[_R_REASON],
+                seq,
+                run[_R_CANCEL_KEY],
+                run[_R_SUSPEND_KEY],
+                record.event_key if status else run[_R_TERMINAL_KEY],
+                run_id,
+            ),
+        )
+        self._execute(UPDATE_SESSION, (session[_S_STATUS], session[_S_ENDED], position, session[0]))
+        self._insert_record(record, seq, position)
+        self.conn.commit()
+        return str(seq)
+
+    def append_run_record(self, record: Record) -> str:
+        return self._write_record(record.run_id, record)
+
+    def record_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> str:
+        return self._write_record(run_id, record, status.value)
+
+    def load_run(self, run_id: str) -> tuple[Any, ...] | None:
+        row = self._one(SELECT_RUN, run_id)
+        self.conn.commit()
+        return row
+
+    def _page(self, query: str, key: str, after: int, limit: int) -> list[tuple[Any, ...]]:
+        rows = self._execute(query, (key, after, limit + 1, limit, PAGE_BYTE_BUDGET))
+        return rows.fetchall()
+
+    def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> int:
+        run = self._one(SELECT_RUN, run_id)
+        if run is None:
+            self.conn.rollback()
+            raise RuntimeError(f"run {run_id!r} not found")
+        rows = self._page(RUN_PAGE, run_id, decode_record_id_cursor(cursor, run[_R_COUNT]), limit)
+        self.conn.commit()
+        return len(rows)
+
+    def list_session_run_records(self, session_id: str, cursor: str = "", limit: int = 100) -> int:
+        session = self._one(SELECT_SESSION, session_id)
+        if session is None:
+            self.conn.rollback()
+            raise RuntimeError(f"session {session_id!r} not found")
+        after = decode_session_position(cursor, session[_S_COUNT])
+        rows = self._page(SESSION_PAGE, session_id, after, limit)
+        self.conn.commit()
+        return len(rows)
+
+    def append_memory_events(
+        self, agent_id: str, run_id: str, events: Sequence[MemoryEvent]
+    ) -> None:
+        """A fresh idempotency key, its lookup and row, then the events (as ``SqlStore``)."""
+        key = uuid.uuid4().hex
+        if self._one(SELECT_MEMORY_BATCH, agent_id, run_id, key) is not None:
+            self.conn.commit()
+            return
+        self._execute(INSERT_MEMORY_BATCH, (agent_id, run_id, key, now_millis()))
+        for event in events:  # the benchmark sends one event per call: one INSERT, as SqlStore
+            self._execute(
+                INSERT_MEMORY,
+                (
+                    agent_id,
+                    run_id,
+                    event.type,
+                    to_millis(event.timestamp, "timestamp"),
+                    json.dumps(dict(event.data), ensure_ascii=False, separators=(",", ":")),
+                    json.dumps(dict(event.labels), sort_keys=True, separators=(",", ":")),
+                ),
+            ).fetchone()
+        self.conn.commit()
+
+    def load_memory(self, agent_id: str, run_id: str) -> int:
+        rows = self._execute(SELECT_MEMORY, (agent_id, run_id)).fetchall()
+        self.conn.commit()
+        return len(rows)
+
+    def purge_session(self, session_id: str) -> None:
+        """``SqlStore.purge_session``: lock, running check, deletes, tombstones, mark."""
+        session = self._one(LOCK_SESSION, session_id)
+        if session is None or session[_S_STATUS] != "ended":
+            self.conn.rollback()
+            raise RuntimeError(f"session {session_id!r} is not an ended session")
+        running = self._one(
+            "SELECT run_id FROM runs WHERE session_id = %s AND status = 'running' LIMIT 1",
+            session_id,
+        )
+        if running is not None:
+            self.conn.rollback()
+            raise RuntimeError(f"session {session_id!r} has a running run")
+        session_runs = "SELECT run_id FROM runs WHERE session_id = %s"
+        self._execute(f"DELETE FROM run_records WHERE run_id IN ({session_runs})", (session_id,))
+        self._execute(f"DELETE FROM checkpoints WHERE run_id IN ({session_runs})", (session_id,))
+        self._execute(
+            "INSERT INTO run_tombstones (run_id, session_id) "
+            "SELECT run_id, session_id FROM runs WHERE session_id = %s",
+            (session_id,),
+        )
+        self._execute("DELETE FROM runs WHERE session_id = %s", (session_id,))
+        self._execute(
+            "UPDATE sessions SET status = 'purged', purged_at_ms = %s WHERE session_id = %s",
+            (now_millis(), session_id),
+        )
+        self.conn.commit()

@@ -1,0 +1,160 @@
+"""Rows of the result table, their ratios to the psycopg ceiling, targets, and JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .targets import Target
+
+CEILING = "psycopg/postgres"
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile of ``values`` (0 when empty)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(fraction * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+@dataclass
+class Row:
+    """One line of the table: an operation on a backend at a number of workers."""
+
+    operation: str
+    backend: str
+    workers: int
+    ops: int
+    ops_per_s: float
+    p50_ms: float
+    p99_ms: float
+    errors: int = 0
+    note: str = ""
+    ratio: float | None = None
+    #: CPU milliseconds per call of the load process, the service and PostgreSQL.
+    cpu_ms_per_op: dict[str, float] | None = None
+
+    @staticmethod
+    def of(
+        operation: str,
+        backend: str,
+        workers: int,
+        latencies: Sequence[float],
+        seconds: float,
+        *,
+        errors: int = 0,
+        note: str = "",
+    ) -> Row:
+        """From latencies in seconds; ``seconds`` is the measured window (or the total)."""
+        return Row(
+            operation=operation,
+            backend=backend,
+            workers=workers,
+            ops=len(latencies),
+            ops_per_s=len(latencies) / seconds if seconds > 0 else 0.0,
+            p50_ms=percentile(latencies, 0.50) * 1000,
+            p99_ms=percentile(latencies, 0.99) * 1000,
+            errors=errors,
+            note=note,
+        )
+
+
+def attach_ratios(rows: Sequence[Row]) -> None:
+    """``ratio`` = ops/s over the psycopg ceiling's ops/s for the same operation and workers."""
+    ceiling = {(row.operation, row.workers): row for row in rows if row.backend == CEILING}
+    for row in rows:
+        reference = ceiling.get((row.operation, row.workers))
+        if reference is not None and reference.ops_per_s > 0:
+            row.ratio = row.ops_per_s / reference.ops_per_s
+
+
+def number(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def table(rows: Sequence[Row]) -> str:
+    """The fixed-width table printed at the end of a run (and pasted into the docs)."""
+    header = ("operation", "backend", "workers", "ops/s", "p50 ms", "p99 ms", "ratio", "notes")
+    lines = [
+        (
+            row.operation,
+            row.backend,
+            str(row.workers),
+            number(row.ops_per_s),
+            number(row.p50_ms),
+            number(row.p99_ms),
+            "-" if row.ratio is None else f"{row.ratio:.2f}",
+            "; ".join(
+                part for part in (f"{row.errors} errors" if row.errors else "", row.note) if part
+            ),
+        )
+        for row in rows
+    ]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines, strict=True)]
+    right = {2, 3, 4, 5, 6}
+
+    def render(cells: Sequence[str]) -> str:
+        parts = [
+            cell.rjust(width) if index in right else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "| " + " | ".join(parts) + " |"
+
+    separator = (
+        "|"
+        + "|".join(
+            ("-" * (width + 1) + ":") if index in right else "-" * (width + 2)
+            for index, width in enumerate(widths)
+        )
+        + "|"
+    )
+    return "\n".join([render(header), separator, *(render(line) for line in lines)])
+
+
+@dataclass
+class Report:
+    """Everything one run produced, as written to ``bench/results/<timestamp>.json``."""
+
+    meta: dict[str, Any]
+    rows: list[Row] = field(default_factory=list)
+    purges: list[dict[str, Any]] = field(default_factory=list)
+    memory: list[dict[str, Any]] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        document = {
+            "meta": self.meta,
+            "rows": [asdict(row) for row in self.rows],
+            "purges": self.purges,
+            "memory": self.memory,
+            "targets": [asdict(target) for target in self.targets],
+        }
+        return json.dumps(document, indent=2)
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json() + "\n")
+
+    def text(self) -> str:
+        blocks = [table(self.rows)]
+        if self.memory:
+            blocks.append(
+                "peak RSS (VmHWM): "
+                + ", ".join(
+                    f"{entry['service']} {entry['role']} {entry['peak_rss_mb']:.0f} MB"
+                    for entry in self.memory
+                )
+            )
+        if self.targets:
+            blocks.append("\n".join(target.line() for target in self.targets))
+        return "\n\n".join(blocks)

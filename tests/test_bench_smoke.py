@@ -1,0 +1,78 @@
+"""``python -m bench --smoke`` runs end to end and reports every operation.
+
+The smoke mode measures everything at tiny scale in a few tens of seconds; this test only
+checks that it completes and that its table and JSON hold every operation on every
+backend (never any timing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.servers import postgres_answers
+from bench.workloads import WORKLOADS
+from tests.conftest import postgres_server_url
+
+REPO = Path(__file__).resolve().parent.parent
+
+GRID_BACKENDS = {
+    "psycopg/postgres",
+    "sqlstore/postgres",
+    "http/postgres",
+    "sqlstore/sqlite",
+    "http/sqlite",
+}
+#: Operations outside the throughput grid, by the start of their name in the table.
+OTHER_OPERATIONS = {
+    "page list_run_records": {"psycopg/postgres", "http/postgres", "http/sqlite"},
+    "page list_session_run_records": {"psycopg/postgres", "http/postgres", "http/sqlite"},
+    "purge_session": {"psycopg/postgres", "http/postgres", "http/sqlite"},
+    "append during purge": {"psycopg/postgres", "http/postgres", "http/sqlite"},
+}
+
+
+def _table(stdout: str) -> list[tuple[str, str]]:
+    """(operation, backend) of every data line of the printed table."""
+    lines = [line for line in stdout.splitlines() if line.startswith("| ")]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[1:]]
+    return [(row[0], row[1]) for row in cells]
+
+
+@pytest.mark.postgres
+def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
+    server = postgres_server_url()
+    problem = postgres_answers(server)
+    if problem is not None:
+        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
+        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    output = tmp_path / "results.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--output", str(output)],
+        cwd=REPO,
+        env={**os.environ, "RUNTIME_STORE_BENCH_POSTGRES_URL": server},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+    printed = _table(done.stdout)
+    for operation, _ in WORKLOADS:
+        backends = {backend for name, backend in printed if name == operation}
+        assert backends == GRID_BACKENDS, operation
+    for prefix, expected in OTHER_OPERATIONS.items():
+        backends = {backend for name, backend in printed if name.startswith(prefix)}
+        assert backends == expected, prefix
+
+    results = json.loads(output.read_text())
+    assert {(row["operation"], row["backend"]) for row in results["rows"]} == set(printed)
+    assert results["targets"]
+    assert results["memory"]
