@@ -113,6 +113,70 @@ _RECORD_COLUMNS = (
 )
 
 
+# Statements built once: SQLAlchemy then reuses their compiled form and cache key instead
+# of rebuilding both on every call (the hot paths run several per operation).
+_P = sa.bindparam
+_SELECT_SESSION = sa.select(sessions).where(sessions.c.session_id == _P("session_id"))
+_LOCK_SESSION = _SELECT_SESSION.with_for_update()
+_SELECT_RUN = sa.select(runs).where(runs.c.run_id == _P("run_id"))
+_LOCK_RUN = _SELECT_RUN.with_for_update()
+_SELECT_TOMBSTONE = sa.select(run_tombstones.c.run_id).where(
+    run_tombstones.c.run_id == _P("run_id")
+)
+_LOCK_SESSION_OF_RUN = (
+    sa.select(sessions)
+    .join(runs, runs.c.session_id == sessions.c.session_id)
+    .where(runs.c.run_id == _P("run_id"))
+    .with_for_update(of=sessions)
+)
+_SELECT_RUN_AND_RECORD = (
+    sa.select(runs, *_RECORD_COLUMNS)
+    .select_from(
+        runs.outerjoin(
+            run_records,
+            sa.and_(
+                run_records.c.run_id == runs.c.run_id,
+                run_records.c.event_key == _P("event_key"),
+            ),
+        )
+    )
+    .where(runs.c.run_id == _P("run_id"))
+)
+_LOCK_RUN_AND_RECORD = _SELECT_RUN_AND_RECORD.with_for_update(of=runs)
+_SELECT_RECORD = sa.select(*_RECORD_COLUMNS).where(
+    run_records.c.run_id == _P("run_id"), run_records.c.event_key == _P("event_key")
+)
+_SELECT_CHECKPOINT = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.data).where(
+    checkpoints.c.run_id == _P("run_id")
+)
+_INSERT_RUN = runs.insert()
+_INSERT_RECORD = run_records.insert()
+_INSERT_CHECKPOINT = checkpoints.insert()
+_UPDATE_RUN = (
+    runs.update()
+    .where(runs.c.run_id == _P("key_run_id"))
+    .values(
+        {
+            name: _P(name)
+            for name in (
+                "status",
+                "updated_at_ms",
+                "cancellation_reason",
+                "record_count",
+                "cancellation_key",
+                "suspension_key",
+                "terminal_key",
+            )
+        }
+    )
+)
+_UPDATE_SESSION = (
+    sessions.update()
+    .where(sessions.c.session_id == _P("key_session_id"))
+    .values(status=_P("status"), ended_at_ms=_P("ended_at_ms"), record_count=_P("record_count"))
+)
+
+
 def _stored_from_prefixed(row: Any) -> StoredRecord:
     return StoredRecord(
         seq=row.rec_seq,
@@ -201,10 +265,8 @@ class Tx:
     # --- sessions ---------------------------------------------------------------------
 
     def session(self, session_id: str, *, lock: bool) -> SessionState | None:
-        query = sa.select(sessions).where(sessions.c.session_id == session_id)
-        if lock:
-            query = query.with_for_update()
-        row = self.conn.execute(query).first()
+        query = _LOCK_SESSION if lock else _SELECT_SESSION
+        row = self.conn.execute(query, {"session_id": session_id}).first()
         if row is None:
             return None
         state = _session_from_row(row)
@@ -219,10 +281,8 @@ class Tx:
     # --- runs -------------------------------------------------------------------------
 
     def run(self, run_id: str, *, lock: bool = False) -> RunState | None:
-        query = sa.select(runs).where(runs.c.run_id == run_id)
-        if lock:
-            query = query.with_for_update()
-        row = self.conn.execute(query).first()
+        query = _LOCK_RUN if lock else _SELECT_RUN
+        row = self.conn.execute(query, {"run_id": run_id}).first()
         if row is None:
             return None
         state = run_from_row(row)
@@ -231,8 +291,7 @@ class Tx:
 
     def run_was_purged(self, run_id: str) -> bool:
         """Whether the run ID belonged to a purged session (read *after* ``run()``)."""
-        query = sa.select(run_tombstones.c.run_id).where(run_tombstones.c.run_id == run_id)
-        return self.conn.execute(query).first() is not None
+        return self.conn.execute(_SELECT_TOMBSTONE, {"run_id": run_id}).first() is not None
 
     def missing_run_error(self, run_id: str) -> Exception:
         if self.run_was_purged(run_id):
@@ -266,12 +325,7 @@ class Tx:
             assert session is not None
             self._sessions[session.session_id] = session
             return run, session
-        locked = self.conn.execute(
-            sa.select(sessions)
-            .join(runs, runs.c.session_id == sessions.c.session_id)
-            .where(runs.c.run_id == run_id)
-            .with_for_update(of=sessions)
-        ).first()
+        locked = self.conn.execute(_LOCK_SESSION_OF_RUN, {"run_id": run_id}).first()
         if locked is None:  # a sessionless run (its own row is the lock), or no run at all
             run = self._run_and_record(run_id, event_key, lock=True)
             if run is None:
@@ -302,22 +356,8 @@ class Tx:
         """The run, and (cached for ``check_append``) its record under ``event_key``."""
         if event_key is None:
             return self.run(run_id, lock=lock)
-        query = (
-            sa.select(runs, *_RECORD_COLUMNS)
-            .select_from(
-                runs.outerjoin(
-                    run_records,
-                    sa.and_(
-                        run_records.c.run_id == runs.c.run_id,
-                        run_records.c.event_key == event_key,
-                    ),
-                )
-            )
-            .where(runs.c.run_id == run_id)
-        )
-        if lock:
-            query = query.with_for_update(of=runs)
-        row = self.conn.execute(query).first()
+        query = _LOCK_RUN_AND_RECORD if lock else _SELECT_RUN_AND_RECORD
+        row = self.conn.execute(query, {"run_id": run_id, "event_key": event_key}).first()
         if row is None:
             return None
         state = run_from_row(row)
@@ -367,10 +407,7 @@ class Tx:
         key = (run_id, event_key)
         if key in self._prefetched:
             return self._prefetched[key]
-        query = sa.select(*_RECORD_COLUMNS).where(
-            run_records.c.run_id == run_id, run_records.c.event_key == event_key
-        )
-        row = self.conn.execute(query).first()
+        row = self.conn.execute(_SELECT_RECORD, {"run_id": run_id, "event_key": event_key}).first()
         return None if row is None else _stored_from_prefixed(row)
 
     def check_append(self, run: RunState, record: NewRecord) -> str | None:
@@ -462,10 +499,7 @@ class Tx:
     # --- checkpoints ------------------------------------------------------------------
 
     def checkpoint(self, run_id: str) -> StoredCheckpoint | None:
-        query = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.data).where(
-            checkpoints.c.run_id == run_id
-        )
-        row = self.conn.execute(query).first()
+        row = self.conn.execute(_SELECT_CHECKPOINT, {"run_id": run_id}).first()
         return None if row is None else StoredCheckpoint(row.checkpoint_id, bytes(row.data))
 
     def add_checkpoint(self, run: RunState, checkpoint_id: str, data: bytes) -> None:
@@ -480,7 +514,7 @@ class Tx:
         new_runs = [run for run in self._runs.values() if run.is_new]
         if new_runs:
             self.conn.execute(
-                runs.insert(),
+                _INSERT_RUN,
                 [
                     {
                         "run_id": run.run_id,
@@ -507,18 +541,20 @@ class Tx:
             if run.dirty and not run.is_new:
                 values = {name: getattr(run, name) for name in _RUN_UPDATABLE}
                 values["status"] = run.status.value
-                self.conn.execute(runs.update().where(runs.c.run_id == run.run_id), values)
+                values["key_run_id"] = run.run_id
+                self.conn.execute(_UPDATE_RUN, values)
         for session in self._sessions.values():
             if session.dirty:
                 self.conn.execute(
-                    sessions.update().where(sessions.c.session_id == session.session_id),
+                    _UPDATE_SESSION,
                     {
+                        "key_session_id": session.session_id,
                         "status": session.status,
                         "ended_at_ms": session.ended_at_ms,
                         "record_count": session.record_count,
                     },
                 )
         if self._checkpoints:
-            self.conn.execute(checkpoints.insert(), self._checkpoints)
+            self.conn.execute(_INSERT_CHECKPOINT, self._checkpoints)
         if self._records:
-            self.conn.execute(run_records.insert(), self._records)
+            self.conn.execute(_INSERT_RECORD, self._records)
