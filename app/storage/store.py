@@ -120,6 +120,51 @@ def _same_identity(run: RunState, new: v.NewRun) -> bool:
     )
 
 
+def _page_query(owner: sa.ColumnElement[Any], position: sa.ColumnElement[Any]) -> sa.Select[Any]:
+    """One page of records by index range, cut at a byte budget, as one statement.
+
+    The inner query picks ``limit + 1`` keys by index range with their payload sizes;
+    window sums cut the page at the budget, so payloads past the cut never leave the
+    database. Built once per list; every value is a bind parameter.
+    """
+    keys = (
+        sa.select(
+            run_records.c.run_id,
+            run_records.c.seq,
+            position.label("pos"),
+            sa.func.length(run_records.c.payload).label("size"),
+        )
+        .where(owner == sa.bindparam("owner"), position > sa.bindparam("after"))
+        .order_by(position)
+        .limit(sa.bindparam("limit_plus_one"))
+        .cte("page_keys")
+    )
+    sized = sa.select(
+        keys.c.run_id,
+        keys.c.seq,
+        keys.c.pos,
+        sa.func.sum(keys.c.size).over(order_by=keys.c.pos).label("total_size"),
+        sa.func.row_number().over(order_by=keys.c.pos).label("n"),
+        sa.func.count().over().label("found"),
+    ).cte("page_sized")
+    return (
+        sa.select(run_records, sized.c.pos, sized.c.found)
+        .join(
+            sized,
+            sa.and_(run_records.c.run_id == sized.c.run_id, run_records.c.seq == sized.c.seq),
+        )
+        .where(
+            sized.c.n <= sa.bindparam("limit"),
+            sa.or_(sized.c.n == 1, sized.c.total_size <= sa.bindparam("budget")),
+        )
+        .order_by(sized.c.pos)
+    )
+
+
+_RUN_PAGE = _page_query(run_records.c.run_id, run_records.c.seq)
+_SESSION_PAGE = _page_query(run_records.c.session_id, run_records.c.session_seq)
+
+
 class SqlStore:
     """The in-process store: implements ``Store``, ``SessionAdmin`` and ``MemoryStore``."""
 
@@ -737,9 +782,7 @@ class SqlStore:
         def operation(tx: Tx) -> Page:
             run = tx.existing_run(run_id)
             after = cursors.decode_record_id_cursor(cursor, run.record_count)
-            records, more, _ = self._record_page(
-                tx, run_records.c.run_id == run_id, run_records.c.seq, after, size
-            )
+            records, more, _ = self._record_page(tx, _RUN_PAGE, run_id, after, size)
             return Page(records=records, next_cursor=records[-1].id if more else "")
 
         return self._read(operation)
@@ -751,62 +794,29 @@ class SqlStore:
         def operation(tx: Tx) -> Page:
             session = self._readable_session(tx, session_id)
             after = cursors.decode_session_position(cursor, session.record_count)
-            records, more, last = self._record_page(
-                tx, run_records.c.session_id == session_id, run_records.c.session_seq, after, size
-            )
+            records, more, last = self._record_page(tx, _SESSION_PAGE, session_id, after, size)
             next_cursor = cursors.encode_session_position(last) if more else ""
             return Page(records=records, next_cursor=next_cursor)
 
         return self._read(operation)
 
     def _record_page(
-        self,
-        tx: Tx,
-        where: sa.ColumnElement[bool],
-        position: sa.ColumnElement[Any],
-        after: int,
-        limit: int,
+        self, tx: Tx, query: sa.Select[Any], owner: str, after: int, limit: int
     ) -> tuple[list[Record], bool, int]:
         """Up to ``limit`` records after ``after``, cut at the byte budget, in one query.
 
-        The inner query picks ``limit + 1`` keys by index range and the payload sizes;
-        window sums cut the page at the budget, so payloads past the cut never leave the
-        database. Returns the records, whether more existed at read time, and the last
-        position.
+        Returns the records, whether more existed at read time, and the last position.
         """
-        keys = (
-            sa.select(
-                run_records.c.run_id,
-                run_records.c.seq,
-                position.label("pos"),
-                sa.func.length(run_records.c.payload).label("size"),
-            )
-            .where(where, position > after)
-            .order_by(position)
-            .limit(limit + 1)
-            .cte("page_keys")
-        )
-        sized = sa.select(
-            keys.c.run_id,
-            keys.c.seq,
-            keys.c.pos,
-            sa.func.sum(keys.c.size).over(order_by=keys.c.pos).label("total_size"),
-            sa.func.row_number().over(order_by=keys.c.pos).label("n"),
-            sa.func.count().over().label("found"),
-        ).cte("page_sized")
-        query = (
-            sa.select(run_records, sized.c.pos, sized.c.found)
-            .join(
-                sized,
-                sa.and_(run_records.c.run_id == sized.c.run_id, run_records.c.seq == sized.c.seq),
-            )
-            .where(
-                sized.c.n <= limit,
-                sa.or_(sized.c.n == 1, sized.c.total_size <= self._page_byte_budget),
-            )
-            .order_by(sized.c.pos)
-        )
-        rows = tx.conn.execute(query).all()
+        rows = tx.conn.execute(
+            query,
+            {
+                "owner": owner,
+                "after": after,
+                "limit": limit,
+                "limit_plus_one": limit + 1,
+                "budget": self._page_byte_budget,
+            },
+        ).all()
         if not rows:
             return [], False, after
         return [record_from_row(row) for row in rows], rows[0].found > len(rows), rows[-1].pos
