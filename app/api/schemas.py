@@ -73,7 +73,7 @@ class SessionBody(WireModel):
 
     @classmethod
     def of(cls, session: Session) -> Self:
-        return cls(
+        return cls.model_construct(
             id=session.id,
             status=session.status,
             created_at=session.created_at,
@@ -150,7 +150,7 @@ class RecordBody(WireModel):
 
     @classmethod
     def of(cls, record: Record) -> Self:
-        return cls(
+        return cls.model_construct(
             id=record.id,
             event_key=record.event_key,
             run_id=record.run_id,
@@ -174,7 +174,7 @@ class CheckpointBody(WireModel):
 
     @classmethod
     def of(cls, checkpoint: Checkpoint) -> Self:
-        return cls(id=checkpoint.id, data=checkpoint.data)
+        return cls.model_construct(id=checkpoint.id, data=checkpoint.data)
 
 
 class RunMetaBody(WireModel):
@@ -193,7 +193,7 @@ class RunMetaBody(WireModel):
 
     @classmethod
     def of(cls, meta: RunMeta) -> Self:
-        return cls(
+        return cls.model_construct(
             run_id=meta.run_id,
             agent_id=meta.agent_id,
             session_id=meta.session_id,
@@ -218,7 +218,9 @@ class AppendResultBody(WireModel):
 
     @classmethod
     def of(cls, result: AppendResult) -> Self:
-        return cls(id=result.id, inserted=result.inserted, session_status=result.session_status)
+        return cls.model_construct(
+            id=result.id, inserted=result.inserted, session_status=result.session_status
+        )
 
     @classmethod
     def of_optional(cls, result: AppendResult | None) -> Self | None:
@@ -259,7 +261,7 @@ class RootRunStartResultBody(WireModel):
 
     @classmethod
     def of(cls, result: RootRunStartResult) -> Self:
-        return cls(
+        return cls.model_construct(
             outcome=result.outcome,
             run_status=result.run_status,
             started=AppendResultBody.of(result.started),
@@ -276,7 +278,7 @@ class ChildRunStartResultBody(WireModel):
 
     @classmethod
     def of(cls, result: ChildRunStartResult) -> Self:
-        return cls(
+        return cls.model_construct(
             outcome=result.outcome,
             run_status=result.run_status,
             parent_record=AppendResultBody.of(result.parent_record),
@@ -291,7 +293,9 @@ class OneShotRunStartResultBody(WireModel):
 
     @classmethod
     def of(cls, result: OneShotRunStartResult) -> Self:
-        return cls(run_status=result.run_status, record=AppendResultBody.of(result.record))
+        return cls.model_construct(
+            run_status=result.run_status, record=AppendResultBody.of(result.record)
+        )
 
 
 class OneShotChildRunStartResultBody(WireModel):
@@ -301,7 +305,7 @@ class OneShotChildRunStartResultBody(WireModel):
 
     @classmethod
     def of(cls, result: OneShotChildRunStartResult) -> Self:
-        return cls(
+        return cls.model_construct(
             run_status=result.run_status,
             parent_record=AppendResultBody.of(result.parent_record),
             started=AppendResultBody.of(result.started),
@@ -334,7 +338,7 @@ class RepairResultBody(WireModel):
 
     @classmethod
     def of(cls, result: RepairResult) -> Self:
-        return cls(
+        return cls.model_construct(
             outcome=result.outcome,
             status=result.status,
             record=AppendResultBody.of_optional(result.record),
@@ -347,7 +351,7 @@ class RecordPageBody(WireModel):
 
     @classmethod
     def of(cls, page: Page) -> Self:
-        return cls(
+        return cls.model_construct(
             records=[RecordBody.of(record) for record in page.records],
             next_cursor=page.next_cursor,
         )
@@ -359,7 +363,9 @@ class RunPageBody(WireModel):
 
     @classmethod
     def of(cls, page: RunPage) -> Self:
-        return cls(runs=[RunMetaBody.of(run) for run in page.runs], next_cursor=page.next_cursor)
+        return cls.model_construct(
+            runs=[RunMetaBody.of(run) for run in page.runs], next_cursor=page.next_cursor
+        )
 
 
 # --- memory ----------------------------------------------------------------------------
@@ -384,7 +390,7 @@ class MemoryEventBody(WireModel):
 
     @classmethod
     def of(cls, event: MemoryEvent) -> Self:
-        return cls(
+        return cls.model_construct(
             type=event.type,
             timestamp=event.timestamp,
             data=dict(event.data),
@@ -403,7 +409,7 @@ class SnapshotBody(WireModel):
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> Self:
-        return cls(
+        return cls.model_construct(
             agent_id=snapshot.agent_id,
             run_id=snapshot.run_id,
             events=[MemoryEventBody.of(event) for event in snapshot.events],

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Response, status
 from app.api.auth import READ, WRITE
 from app.api.deps import AgentIdPath, RunIdPath, StoreDep
 from app.api.problems import problems
+from app.api.render import respond
 from app.api.schemas import AppendMemoryRequest, SnapshotBody
 
 router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["memory"])
@@ -17,13 +18,14 @@ router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["m
 @router.get(
     "",
     dependencies=[READ],
+    response_model=SnapshotBody,
     operation_id="load-memory",
     summary="Load a run's memory",
     responses=problems(),
 )
-def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> SnapshotBody:
+def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> Response:
     """Every memory event of the agent's run, in append order; empty for an unknown run."""
-    return SnapshotBody.of(store.load_memory(agent_id, run_id))
+    return respond(SnapshotBody.of(store.load_memory(agent_id, run_id)))
 
 
 @router.post(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, RunIdPath, StoreDep
 from app.api.problems import problems
+from app.api.render import respond
 from app.api.schemas import (
     AppendRecordRequest,
     AppendResultBody,
@@ -45,11 +46,12 @@ _WRITE_PROBLEMS = ("run_not_found", "session_purged", "run_record_owner_mismatch
     "/root-starts",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=RootRunStartResultBody,
     operation_id="start-root-run",
     summary="Start a root run",
     responses=problems(*_START_PROBLEMS),
 )
-def start_root_run(body: RootRunStartRequest, store: StoreDep) -> RootRunStartResultBody:
+def start_root_run(body: RootRunStartRequest, store: StoreDep) -> Response:
     """Store a root run of a session with its `run_started` record, in one transaction.
 
     In an active session the outcome is `proceed` (status `running`). In an ended session the
@@ -59,8 +61,12 @@ def start_root_run(body: RootRunStartRequest, store: StoreDep) -> RootRunStartRe
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
     """
-    return RootRunStartResultBody.of(
-        store.start_root_run(body.run.contract(), body.started.contract(), body.canceled.contract())
+    return respond(
+        RootRunStartResultBody.of(
+            store.start_root_run(
+                body.run.contract(), body.started.contract(), body.canceled.contract()
+            )
+        )
     )
 
 
@@ -68,23 +74,26 @@ def start_root_run(body: RootRunStartRequest, store: StoreDep) -> RootRunStartRe
     "/child-starts",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=ChildRunStartResultBody,
     operation_id="start-child-run",
     summary="Start a child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
 )
-def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> ChildRunStartResultBody:
+def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> Response:
     """Store the `child_run_linked` record on the parent, then the child's `run_started`.
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
     parent stopped. Outcomes and retries as for root starts.
     """
-    return ChildRunStartResultBody.of(
-        store.start_child_run(
-            body.run.contract(),
-            body.parent_linked.contract(),
-            body.started.contract(),
-            body.canceled.contract(),
+    return respond(
+        ChildRunStartResultBody.of(
+            store.start_child_run(
+                body.run.contract(),
+                body.parent_linked.contract(),
+                body.started.contract(),
+                body.canceled.contract(),
+            )
         )
     )
 
@@ -93,16 +102,19 @@ def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> ChildRunStar
     "/one-shot-starts",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=OneShotRunStartResultBody,
     operation_id="start-one-shot-run",
     summary="Start a sessionless run",
     responses=problems(
         "run_record_owner_mismatch", "run_conflict", "event_conflict", "session_purged"
     ),
 )
-def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> OneShotRunStartResultBody:
+def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> Response:
     """Store a sessionless run (outcome `proceed`) with its `run_started` record."""
-    return OneShotRunStartResultBody.of(
-        store.start_one_shot_run(body.run.contract(), body.started.contract())
+    return respond(
+        OneShotRunStartResultBody.of(
+            store.start_one_shot_run(body.run.contract(), body.started.contract())
+        )
     )
 
 
@@ -110,17 +122,18 @@ def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> OneShot
     "/one-shot-child-starts",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=OneShotChildRunStartResultBody,
     operation_id="start-one-shot-child-run",
     summary="Start a sessionless child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
 )
-def start_one_shot_child_run(
-    body: OneShotChildRunStartRequest, store: StoreDep
-) -> OneShotChildRunStartResultBody:
+def start_one_shot_child_run(body: OneShotChildRunStartRequest, store: StoreDep) -> Response:
     """Link a sessionless child from its running sessionless parent and start it."""
-    return OneShotChildRunStartResultBody.of(
-        store.start_one_shot_child_run(
-            body.run.contract(), body.parent_linked.contract(), body.started.contract()
+    return respond(
+        OneShotChildRunStartResultBody.of(
+            store.start_one_shot_child_run(
+                body.run.contract(), body.parent_linked.contract(), body.started.contract()
+            )
         )
     )
 
@@ -128,14 +141,13 @@ def start_one_shot_child_run(
 @router.post(
     "/{run_id}/records",
     dependencies=[WRITE],
+    response_model=AppendResultBody,
     operation_id="append-run-record",
     summary="Append a record",
     tags=["records"],
     responses=problems(*_WRITE_PROBLEMS, "run_not_active"),
 )
-def append_run_record(
-    run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep
-) -> AppendResultBody:
+def append_run_record(run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep) -> Response:
     """Append an ordinary record to a running run; it gets the run's next record ID.
 
     Lifecycle types need their own operation. The same record again returns its original ID
@@ -146,26 +158,29 @@ def append_run_record(
             f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
             run_id=run_id,
         )
-    return AppendResultBody.of(store.append_run_record(body.record.contract()))
+    return respond(AppendResultBody.of(store.append_run_record(body.record.contract())))
 
 
 @router.post(
     "/{run_id}/cancellation",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=AppendResultBody,
     operation_id="record-run-cancellation",
     summary="Record a cancellation request",
     responses=problems(*_WRITE_PROBLEMS, "run_not_active", "run_cancellation_conflict"),
 )
 def record_run_cancellation(
     run_id: RunIdPath, body: CancellationRequest, store: StoreDep
-) -> AppendResultBody:
+) -> Response:
     """Store the first cancellation reason and its `runtime.cancellation_intent` record.
 
     The status stays `running`: the run ends later through a canceled terminal.
     """
-    return AppendResultBody.of(
-        store.record_run_cancellation(run_id, body.reason, body.record.contract())
+    return respond(
+        AppendResultBody.of(
+            store.record_run_cancellation(run_id, body.reason, body.record.contract())
+        )
     )
 
 
@@ -173,16 +188,17 @@ def record_run_cancellation(
     "/{run_id}/suspension",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=AppendResultBody,
     operation_id="record-run-suspension",
     summary="Suspend a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict", "run_suspension_conflict"),
 )
-def record_run_suspension(
-    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep
-) -> AppendResultBody:
+def record_run_suspension(run_id: RunIdPath, body: SuspensionRequest, store: StoreDep) -> Response:
     """Store the checkpoint, status `suspended` and the `run_suspended` record together."""
-    return AppendResultBody.of(
-        store.record_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+    return respond(
+        AppendResultBody.of(
+            store.record_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+        )
     )
 
 
@@ -190,16 +206,15 @@ def record_run_suspension(
     "/{run_id}/terminal",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=AppendResultBody,
     operation_id="record-run-terminal",
     summary="Finish a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
 )
-def record_run_terminal(
-    run_id: RunIdPath, body: TerminalRequest, store: StoreDep
-) -> AppendResultBody:
+def record_run_terminal(run_id: RunIdPath, body: TerminalRequest, store: StoreDep) -> Response:
     """Store the final status (`completed`, `failed`, `canceled`) with its `run_completed`."""
-    return AppendResultBody.of(
-        store.record_run_terminal(run_id, body.status, body.record.contract())
+    return respond(
+        AppendResultBody.of(store.record_run_terminal(run_id, body.status, body.record.contract()))
     )
 
 
@@ -207,17 +222,18 @@ def record_run_terminal(
     "/{run_id}/suspension/repair",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=RepairResultBody,
     operation_id="repair-run-suspension",
     summary="Repair a suspension",
     responses=problems(*_WRITE_PROBLEMS, "run_suspension_conflict"),
 )
-def repair_run_suspension(
-    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep
-) -> RepairResultBody:
+def repair_run_suspension(run_id: RunIdPath, body: SuspensionRequest, store: StoreDep) -> Response:
     """Suspend a running run (`stored`), confirm the same suspension (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
-    return RepairResultBody.of(
-        store.repair_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+    return respond(
+        RepairResultBody.of(
+            store.repair_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+        )
     )
 
 
@@ -225,17 +241,16 @@ def repair_run_suspension(
     "/{run_id}/terminal/repair",
     tags=["runs"],
     dependencies=[WRITE],
+    response_model=RepairResultBody,
     operation_id="repair-run-terminal",
     summary="Repair a terminal status",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
 )
-def repair_run_terminal(
-    run_id: RunIdPath, body: TerminalRequest, store: StoreDep
-) -> RepairResultBody:
+def repair_run_terminal(run_id: RunIdPath, body: TerminalRequest, store: StoreDep) -> Response:
     """Finish a running run (`stored`), confirm the same terminal (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
-    return RepairResultBody.of(
-        store.repair_run_terminal(run_id, body.status, body.record.contract())
+    return respond(
+        RepairResultBody.of(store.repair_run_terminal(run_id, body.status, body.record.contract()))
     )
 
 
@@ -243,31 +258,34 @@ def repair_run_terminal(
     "/{run_id}",
     tags=["runs"],
     dependencies=[READ],
+    response_model=RunMetaBody,
     operation_id="load-run",
     summary="Load a run",
     responses=problems("run_not_found", "session_purged"),
 )
-def load_run(run_id: RunIdPath, store: StoreDep) -> RunMetaBody:
+def load_run(run_id: RunIdPath, store: StoreDep) -> Response:
     """The run's identity, status, start outcome, times, labels and cancellation reason."""
-    return RunMetaBody.of(store.load_run(run_id))
+    return respond(RunMetaBody.of(store.load_run(run_id)))
 
 
 @router.get(
     "/{run_id}/suspension",
     tags=["runs"],
     dependencies=[READ],
+    response_model=CheckpointBody,
     operation_id="load-run-suspension",
     summary="Load a suspension checkpoint",
     responses=problems("run_not_found", "run_suspension_not_found", "session_purged"),
 )
-def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> CheckpointBody:
+def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> Response:
     """The checkpoint stored with the run's suspension, byte for byte (base64)."""
-    return CheckpointBody.of(store.load_run_suspension(run_id))
+    return respond(CheckpointBody.of(store.load_run_suspension(run_id)))
 
 
 @router.get(
     "/{run_id}/records",
     dependencies=[READ],
+    response_model=RecordPageBody,
     operation_id="list-run-records",
     summary="List a run's records",
     tags=["records"],
@@ -275,7 +293,7 @@ def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> CheckpointBody:
 )
 def list_run_records(
     run_id: RunIdPath, store: StoreDep, cursor: CursorQuery = "", limit: LimitQuery = 100
-) -> RecordPageBody:
+) -> Response:
     """The run's records, oldest first; `next_cursor` is the ID of the page's last record
     when more existed."""
-    return RecordPageBody.of(store.list_run_records(run_id, cursor, limit))
+    return respond(RecordPageBody.of(store.list_run_records(run_id, cursor, limit)))

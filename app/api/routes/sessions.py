@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 from app.api.auth import ADMIN, READ
 from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, StoreDep
 from app.api.problems import problems
+from app.api.render import respond
 from app.api.schemas import (
     CreateSessionRequest,
     EndSessionRequest,
@@ -26,45 +27,48 @@ router = APIRouter(prefix="/v1/sessions")
     "",
     tags=["sessions"],
     dependencies=[ADMIN],
+    response_model=SessionBody,
     operation_id="create-session",
     summary="Create a session",
     responses=problems("session_ended", "session_purged"),
 )
-def create_session(body: CreateSessionRequest, store: StoreDep) -> SessionBody:
+def create_session(body: CreateSessionRequest, store: StoreDep) -> Response:
     """Create an active session, or return the active one unchanged (original `created_at`).
 
     An ended session answers `session_ended`; a purged one `session_purged`.
     """
-    return SessionBody.of(store.create_session(body.session_id, body.created_at))
+    return respond(SessionBody.of(store.create_session(body.session_id, body.created_at)))
 
 
 @router.get(
     "/{session_id}",
     tags=["sessions"],
     dependencies=[READ],
+    response_model=SessionBody,
     operation_id="load-session",
     summary="Load a session",
     responses=problems("session_not_found", "session_purged"),
 )
-def load_session(session_id: SessionIdPath, store: StoreDep) -> SessionBody:
+def load_session(session_id: SessionIdPath, store: StoreDep) -> Response:
     """The session with its status and times."""
-    return SessionBody.of(store.load_session(session_id))
+    return respond(SessionBody.of(store.load_session(session_id)))
 
 
 @router.post(
     "/{session_id}/end",
     tags=["sessions"],
     dependencies=[ADMIN],
+    response_model=SessionBody,
     operation_id="end-session",
     summary="End a session",
     responses=problems("session_not_found", "session_purged"),
 )
-def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep) -> SessionBody:
+def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep) -> Response:
     """End the session: running runs continue and may still write; new starts get `stop`.
 
     Ending an ended session returns it unchanged (the first `ended_at` is kept).
     """
-    return SessionBody.of(store.end_session(session_id, body.ended_at))
+    return respond(SessionBody.of(store.end_session(session_id, body.ended_at)))
 
 
 @router.delete(
@@ -91,19 +95,21 @@ def purge_session(session_id: SessionIdPath, store: StoreDep) -> None:
     "/{session_id}/status",
     tags=["sessions"],
     dependencies=[READ],
+    response_model=SessionStatusBody,
     operation_id="load-session-status",
     summary="Load a session's status",
     responses=problems("session_not_found", "session_purged"),
 )
-def load_session_status(session_id: SessionIdPath, store: StoreDep) -> SessionStatusBody:
+def load_session_status(session_id: SessionIdPath, store: StoreDep) -> Response:
     """`active` or `ended`."""
-    return SessionStatusBody(status=store.load_session_status(session_id))
+    return respond(SessionStatusBody(status=store.load_session_status(session_id)))
 
 
 @router.get(
     "/{session_id}/runs",
     tags=["sessions"],
     dependencies=[READ],
+    response_model=RunPageBody,
     operation_id="list-session-runs",
     summary="List a session's runs",
     responses=problems("session_not_found", "session_purged"),
@@ -116,16 +122,19 @@ def list_session_runs(
     ] = [],  # noqa: B006 - FastAPI copies query defaults
     cursor: CursorQuery = "",
     limit: LimitQuery = 100,
-) -> RunPageBody:
+) -> Response:
     """Runs of the session ordered by `started_at`, then `run_id`, page by page."""
-    return RunPageBody.of(
-        store.list_session_runs(session_id, statuses=status, cursor=cursor, limit=limit)
+    return respond(
+        RunPageBody.of(
+            store.list_session_runs(session_id, statuses=status, cursor=cursor, limit=limit)
+        )
     )
 
 
 @router.get(
     "/{session_id}/records",
     dependencies=[READ],
+    response_model=RecordPageBody,
     operation_id="list-session-run-records",
     summary="List a session's records",
     tags=["records"],
@@ -133,10 +142,10 @@ def list_session_runs(
 )
 def list_session_run_records(
     session_id: SessionIdPath, store: StoreDep, cursor: CursorQuery = "", limit: LimitQuery = 100
-) -> RecordPageBody:
+) -> Response:
     """Every record of every run of the session, in commit order, page by page.
 
     A reader that pages while writers commit never skips a record and never sees one twice.
     A page also stops early once its payloads exceed the byte budget (at least one record).
     """
-    return RecordPageBody.of(store.list_session_run_records(session_id, cursor, limit))
+    return respond(RecordPageBody.of(store.list_session_run_records(session_id, cursor, limit)))
