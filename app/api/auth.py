@@ -1,8 +1,9 @@
 """Bearer-token authentication with roles: admin, worker, reader.
 
-Whether the service requires tokens is decided at start: once any token was ever created
-(revoked ones included) every request must carry an active one. With none, the service
-runs open; ``serve`` allows that only on a loopback address unless told ``--insecure``.
+Whether the service requires tokens is decided once, when its database first answers: once
+any token was ever created (revoked ones included) every request must carry an active one.
+With none, the service runs open; ``serve`` allows that only on a loopback address unless
+told ``--insecure``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.storage.tokens import PERMISSIONS, Permission, Tokens
-from runtime_store_client import AuthError, UnavailableError
+from runtime_store_client import AuthError, StoreError, UnavailableError
 
 log = logging.getLogger("runtime_store.auth")
 
@@ -77,7 +78,7 @@ def _check(request: Request, token: str | None, permission: Permission) -> None:
         )
 
 
-def refuse_unauthorized(request: Request) -> AuthError | None:
+def refuse_unauthorized(request: Request) -> StoreError | None:
     """The auth error of a request whose body could not even be parsed, if any.
 
     FastAPI parses the body before it runs dependencies; a request that would be refused
@@ -98,7 +99,7 @@ def refuse_unauthorized(request: Request) -> AuthError | None:
     scheme, _, token = header.partition(" ")
     try:
         _check(request, token.strip() if scheme.lower() == "bearer" and token else None, permission)
-    except AuthError as exc:
+    except StoreError as exc:  # AuthError, or UnavailableError while the database is down
         return exc
     return None
 

@@ -74,6 +74,17 @@ def test_a_write_against_an_unreachable_database_is_unavailable_with_retry_after
     assert not any(leak in response.text for leak in LEAKS), body
 
 
+def test_a_malformed_body_while_the_database_is_unreachable_is_unavailable(
+    unreachable: TestClient,
+) -> None:
+    # Whether a token is needed is unknown until the database answers: not a 422, not a 500.
+    response = unreachable.post(
+        "/v1/sessions", content=b"{", headers={"content-type": "application/json"}
+    )
+    assert_problem(response, 503, "unavailable")
+    assert response.headers["retry-after"] == "1"
+
+
 def test_readyz_is_503_and_healthz_is_200_when_the_database_is_unreachable(
     unreachable: TestClient,
 ) -> None:
