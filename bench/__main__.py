@@ -10,6 +10,7 @@ from pathlib import Path
 from .config import Config, postgres_admin_url
 from .run import run
 from .servers import postgres_answers
+from .workloads import WORKLOADS
 
 
 def parse(argv: list[str]) -> tuple[Config, Path | None]:
@@ -33,6 +34,19 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
         "(default: RUNTIME_STORE_BENCH_POSTGRES_URL, RUNTIME_STORE_TEST_POSTGRES_URL or local)",
     )
     parser.add_argument(
+        "--only",
+        help="grid operations to measure, comma-separated (e.g. append_run_record); "
+        "implies --grid-only",
+    )
+    parser.add_argument(
+        "--backends",
+        help="grid backends to measure besides the ceiling, comma-separated "
+        "(e.g. http/postgres,sqlstore/postgres)",
+    )
+    parser.add_argument(
+        "--grid-only", action="store_true", help="skip the page latency, purge and memory parts"
+    )
+    parser.add_argument(
         "--output", type=Path, help="JSON results path (default bench/results/<time>.json)"
     )
     args = parser.parse_args(argv)
@@ -44,6 +58,16 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
         config = replace(config, warmup=args.warmup)
     if args.levels:
         config = replace(config, levels=tuple(int(level) for level in args.levels.split(",")))
+    if args.only:
+        config = replace(config, operations=tuple(args.only.split(",")), grid_only=True)
+    if args.backends:
+        config = replace(config, backends=tuple(args.backends.split(",")))
+    if args.grid_only:
+        config = replace(config, grid_only=True)
+    known = {name for name, _ in WORKLOADS}
+    unknown = [name for name in config.operations if name not in known]
+    if unknown:
+        parser.error(f"unknown operations {unknown}; known: {sorted(known)}")
     return config, args.output
 
 

@@ -59,6 +59,12 @@ UPDATE_SESSION = (
     "UPDATE sessions SET status = %s, ended_at_ms = %s, record_count = %s WHERE session_id = %s"
 )
 INSERT_RECORD = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
+#: ``Tx._flush_fused``: the run's and the session's updates as data-modifying CTEs of the
+#: record's insert, one statement.
+FUSED_APPEND = (
+    f"WITH u_run AS ({UPDATE_RUN}), u_session AS ({UPDATE_SESSION}) "
+    f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
+)
 SELECT_MEMORY_BATCH = (
     "SELECT idempotency_key FROM memory_batches "
     "WHERE agent_id = %s AND run_id = %s AND idempotency_key = %s"
@@ -130,20 +136,21 @@ class CeilingStore:
         return self._execute(query, params).fetchone()
 
     def _insert_record(self, record: Record, seq: int, position: int | None) -> None:
-        self._execute(
-            INSERT_RECORD,
-            (
-                record.run_id,
-                seq,
-                record.event_key,
-                record.agent_id,
-                record.session_id or None,
-                position,
-                record.turn_id,
-                record.type,
-                record.payload,
-                to_millis(record.timestamp, "timestamp"),
-            ),
+        self._execute(INSERT_RECORD, self._record_values(record, seq, position))
+
+    @staticmethod
+    def _record_values(record: Record, seq: int, position: int | None) -> tuple[Any, ...]:
+        return (
+            record.run_id,
+            seq,
+            record.event_key,
+            record.agent_id,
+            record.session_id or None,
+            position,
+            record.turn_id,
+            record.type,
+            record.payload,
+            to_millis(record.timestamp, "timestamp"),
         )
 
     def start_root_run(self, run: RunStart, started: Record, _canceled: Record) -> str:
@@ -190,7 +197,7 @@ class CeilingStore:
 
     def _write_record(self, run_id: str, record: Record, status: str | None = None) -> str:
         """``SqlStore`` append path: lock the session through the run, read the run with
-        the keyed record, then (unless it is an exact retry) the three writes."""
+        the keyed record, then (unless it is an exact retry) the fused write."""
         session = self._one(LOCK_SESSION_OF_RUN, run_id)
         run = self._one(RUN_AND_RECORD, record.event_key, run_id)
         if session is None or run is None:
@@ -201,21 +208,21 @@ class CeilingStore:
             return str(run[_R_STORED_SEQ])
         seq = run[_R_COUNT] + 1
         position = session[_S_COUNT] + 1
-        self._execute(
-            UPDATE_RUN,
-            (
-                status or run[_R_STATUS],
-                now_millis() if status else run[7],
-                run[_R_REASON],
-                seq,
-                run[_R_CANCEL_KEY],
-                run[_R_SUSPEND_KEY],
-                record.event_key if status else run[_R_TERMINAL_KEY],
-                run_id,
-            ),
+        run_values = (
+            status or run[_R_STATUS],
+            now_millis() if status else run[7],
+            run[_R_REASON],
+            seq,
+            run[_R_CANCEL_KEY],
+            run[_R_SUSPEND_KEY],
+            record.event_key if status else run[_R_TERMINAL_KEY],
+            run_id,
         )
-        self._execute(UPDATE_SESSION, (session[_S_STATUS], session[_S_ENDED], position, session[0]))
-        self._insert_record(record, seq, position)
+        session_values = (session[_S_STATUS], session[_S_ENDED], position, session[0])
+        self._execute(
+            FUSED_APPEND,
+            (*run_values, *session_values, *self._record_values(record, seq, position)),
+        )
         self.conn.commit()
         return str(seq)
 

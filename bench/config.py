@@ -45,6 +45,12 @@ class Config:
     postgres_url: str
     #: Upper bound on terminal writes per second, to size the pool of running runs.
     terminal_rate_cap: int = 6000
+    #: Operations of the grid to measure (empty: all); a focused run for before/after figures.
+    operations: tuple[str, ...] = ()
+    #: Backends of the grid to measure besides the ceiling (empty: all).
+    backends: tuple[str, ...] = ()
+    #: Only the throughput grid: no page latency, purge or memory parts.
+    grid_only: bool = False
 
     @staticmethod
     def default(postgres_url: str, server_workers: int = 0) -> Config:

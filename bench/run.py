@@ -102,13 +102,15 @@ class Benchmark:
             return lambda calls, n: drive_http(base_url, calls, n, warmup, duration)
 
         pg, lite = self.databases()
-        return [
+        every = [
             Backend(CEILING, pg, threads(lambda n: self.ceilings[:n])),
             Backend("sqlstore/postgres", pg, threads(lambda n: [pg.store] * n)),
             Backend("http/postgres", pg, http(self.services["postgres"].base_url)),
             Backend("sqlstore/sqlite", lite, threads(lambda n: [lite.store] * n)),
             Backend("http/sqlite", lite, http(self.services["sqlite"].base_url)),
         ]
+        wanted = self.config.backends
+        return [b for b in every if b.name == CEILING or not wanted or b.name in wanted]
 
     # --- measurements -------------------------------------------------------------------
 
@@ -140,6 +142,8 @@ class Benchmark:
         config = self.config
         backends = self.backends()
         for operation, prepare in WORKLOADS:
+            if config.operations and operation not in config.operations:
+                continue
             # Fresh statistics, and cached generic plans invalidated, before every operation:
             # what autovacuum would do on a server that runs it (see docs/performance.md).
             bulk.analyze(self.databases()[0].engine)
@@ -270,9 +274,10 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                 )
                 bench.check_mirror()
                 bench.grid()
-                bench.pages()
-                bench.purges()
-                bench.memory()
+                if not config.grid_only:
+                    bench.pages()
+                    bench.purges()
+                    bench.memory()
             finally:
                 bench.stop()
             bench.finish()

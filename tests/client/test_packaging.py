@@ -31,6 +31,8 @@ def test_client_installs_and_imports_in_a_venv_without_the_service(tmp_path: Pat
         "assert c.HttpStore and c.AsyncHttpStore and c.Store and c.RunStatus('completed')\n"
         "missing = [m for m in ('fastapi', 'sqlalchemy', 'app') if importlib.util.find_spec(m)]\n"
         "assert not missing, missing\n"
+        # httpcore imports sniffio on every async request; missing, each import fails anew.
+        "assert importlib.util.find_spec('sniffio'), 'sniffio is not installed'\n"
         "print('ok')\n"
     )
     result = subprocess.run(
