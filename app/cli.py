@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import yaml
@@ -165,7 +165,7 @@ def openapi_yaml() -> str:
 
 
 @cli.command("serve")
-def serve(
+def serve(  # noqa: PLR0917 (typer reads each option from a parameter)
     host: str = typer.Option(
         "127.0.0.1", envvar="RUNTIME_STORE_HOST", help="Address to listen on."
     ),
@@ -187,11 +187,19 @@ def serve(
         envvar="RUNTIME_STORE_INSECURE",
         help="Allow serving without any token on a non-loopback address.",
     ),
+    access_log: bool = typer.Option(
+        False,
+        "--access-log",
+        envvar="RUNTIME_STORE_ACCESS_LOG",
+        help="Log every request (uvicorn's access log; about a tenth of the service's CPU).",
+    ),
 ) -> None:
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
     import os
 
     import uvicorn
+
+    from app.serving import reuse_port_available, serve_workers
 
     settings = Settings()
     if not no_migrate:
@@ -213,14 +221,19 @@ def serve(
     elif workers <= 0:
         workers = os.cpu_count() or 1
     typer.echo(f"runtime-store on http://{host}:{port} (docs at /docs), {workers} worker(s)")
-    uvicorn.run(
-        "app.main:create_app_from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="info",
-    )
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "log_level": "info",
+        "access_log": access_log,
+    }
+    if workers > 1 and reuse_port_available():
+        # One socket per worker: the kernel spreads connections evenly (app/serving.py).
+        serve_workers(uvicorn.Config("app.main:create_app_from_environment", **options))
+    else:
+        uvicorn.run("app.main:create_app_from_environment", **options)
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from fastapi_offline import FastAPIOffline
 from .api.auth import decide_auth
 from .api.body_limit import BodySizeLimit
 from .api.docs import DocsSecurityHeaders
+from .api.offload import Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, memory, runs, sessions, transcripts
@@ -57,8 +58,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url)
+        # One connection per database thread (and a few for readiness checks): a store call
+        # never waits for a connection, and no connection is opened and closed per call.
+        engine = create_engine(
+            settings.database_url, pool_size=settings.db_pool_size, max_overflow=4
+        )
         app.state.engine = engine
+        app.state.offload = Offload(settings.db_pool_size)
         app.state.store = SqlStore(
             engine,
             page_max=settings.page_max,
@@ -70,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            app.state.offload.close()
             engine.dispose()
 
     app = FastAPIOffline(

@@ -21,6 +21,11 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL; postgres:// and postgresql:// mean psycopg 3. "
         "Defaults to a SQLite file in the working directory.",
     )
+    db_pool_size: int = Field(
+        default=10,
+        gt=0,
+        description="Database connections per worker process, and as many database threads.",
+    )
     page_max: int = Field(default=1000, gt=0, description="Largest page a list returns.")
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."

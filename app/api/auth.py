@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from app.api.offload import Offload
 from app.storage.tokens import PERMISSIONS, Permission, Tokens
 from runtime_store_client import AuthError, StoreError, UnavailableError
 
@@ -33,6 +34,10 @@ class AuthState:
     def __init__(self, tokens: Tokens) -> None:
         self.tokens = tokens
         self._required: bool | None = None
+
+    def decided_open(self) -> bool:
+        """Decided, and no token exists: nothing to check (and no database to ask)."""
+        return self._required is False
 
     def required(self) -> bool:
         """Tokens are required once any exists; until the database answers, nobody gets in."""
@@ -105,11 +110,18 @@ def refuse_unauthorized(request: Request) -> StoreError | None:
 
 
 def _authorize(permission: Permission) -> Any:
-    def check(
+    async def check(
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     ) -> None:
-        _check(request, None if credentials is None else credentials.credentials, permission)
+        # async, so that open mode costs no thread hand-off; a token lookup (a database
+        # read) runs on the database threads.
+        auth: AuthState = request.app.state.auth
+        if auth.decided_open():
+            return
+        token = None if credentials is None else credentials.credentials
+        offload: Offload = request.app.state.offload
+        await offload(_check, request, token, permission)
 
     check.permission = permission  # type: ignore[attr-defined]
     return Depends(check)

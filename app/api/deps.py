@@ -8,13 +8,23 @@ from fastapi import Depends, Path, Query, Request
 
 from app.storage import SqlStore
 
+from .offload import Offload
 
-def get_store(request: Request) -> SqlStore:
+
+async def get_store(request: Request) -> SqlStore:
+    # async: FastAPI would otherwise run this attribute read in a worker thread.
     store: SqlStore = request.app.state.store
     return store
 
 
+async def get_offload(request: Request) -> Offload:
+    offload: Offload = request.app.state.offload
+    return offload
+
+
 StoreDep = Annotated[SqlStore, Depends(get_store)]
+#: Runs a blocking store call on the database threads: ``await offload(store.load_run, id)``.
+OffloadDep = Annotated[Offload, Depends(get_offload)]
 SessionIdPath = Annotated[str, Path(description="The session ID.", examples=["chat-session-123"])]
 RunIdPath = Annotated[str, Path(description="The run ID.", examples=["run-42"])]
 AgentIdPath = Annotated[str, Path(description="The agent ID.", examples=["planner"])]

@@ -68,7 +68,10 @@ def create_engine(url: str | URL, **kwargs: Any) -> Engine:
 
 
 def _sqlite_engine(url: URL, **kwargs: Any) -> Engine:
-    kwargs.pop("pool_size", None)
+    if url.database in (None, "", ":memory:"):
+        # An in-memory database lives in one connection: its pool takes no sizes.
+        kwargs.pop("pool_size", None)
+        kwargs.pop("max_overflow", None)
     isolation = kwargs.pop("isolation_level", None)
     connect_args = kwargs.pop("connect_args", {})
     connect_args.setdefault("check_same_thread", False)

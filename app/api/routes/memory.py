@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response, status
 
 from app.api.auth import READ, WRITE
-from app.api.deps import AgentIdPath, RunIdPath, StoreDep
+from app.api.deps import AgentIdPath, OffloadDep, RunIdPath, StoreDep
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import AppendMemoryRequest, SnapshotBody
@@ -23,9 +23,11 @@ router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["m
     summary="Load a run's memory",
     responses=problems(),
 )
-def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> Response:
+async def load_memory(
+    agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Every memory event of the agent's run, in append order; empty for an unknown run."""
-    return respond(SnapshotBody.of(store.load_memory(agent_id, run_id)))
+    return respond(SnapshotBody.of(await offload(store.load_memory, agent_id, run_id)))
 
 
 @router.post(
@@ -37,11 +39,13 @@ def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep) -> Re
     response_class=Response,
     responses=problems(),
 )
-def append_memory_events(
+async def append_memory_events(
     agent_id: AgentIdPath,
     run_id: RunIdPath,
     body: AppendMemoryRequest,
     store: StoreDep,
+    offload: OffloadDep,
+    *,
     idempotency_key: Annotated[
         str,
         Header(
@@ -52,7 +56,8 @@ def append_memory_events(
     ] = "",
 ) -> None:
     """Append the events atomically, in order; an empty list is a no-op."""
-    store.append_memory_events(
+    await offload(
+        store.append_memory_events,
         agent_id,
         run_id,
         [event.contract() for event in body.events],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from app.api.auth import READ, WRITE
-from app.api.deps import CursorQuery, LimitQuery, RunIdPath, StoreDep
+from app.api.deps import CursorQuery, LimitQuery, OffloadDep, RunIdPath, StoreDep
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import (
@@ -51,7 +51,9 @@ _WRITE_PROBLEMS = ("run_not_found", "session_purged", "run_record_owner_mismatch
     summary="Start a root run",
     responses=problems(*_START_PROBLEMS),
 )
-def start_root_run(body: RootRunStartRequest, store: StoreDep) -> Response:
+async def start_root_run(
+    body: RootRunStartRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Store a root run of a session with its `run_started` record, in one transaction.
 
     In an active session the outcome is `proceed` (status `running`). In an ended session the
@@ -63,8 +65,11 @@ def start_root_run(body: RootRunStartRequest, store: StoreDep) -> Response:
     """
     return respond(
         RootRunStartResultBody.of(
-            store.start_root_run(
-                body.run.contract(), body.started.contract(), body.canceled.contract()
+            await offload(
+                store.start_root_run,
+                body.run.contract(),
+                body.started.contract(),
+                body.canceled.contract(),
             )
         )
     )
@@ -79,7 +84,9 @@ def start_root_run(body: RootRunStartRequest, store: StoreDep) -> Response:
     summary="Start a child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
 )
-def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> Response:
+async def start_child_run(
+    body: ChildRunStartRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Store the `child_run_linked` record on the parent, then the child's `run_started`.
 
     A new child needs a running parent of the same session (`run_not_active`,
@@ -88,7 +95,8 @@ def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> Response:
     """
     return respond(
         ChildRunStartResultBody.of(
-            store.start_child_run(
+            await offload(
+                store.start_child_run,
                 body.run.contract(),
                 body.parent_linked.contract(),
                 body.started.contract(),
@@ -109,11 +117,13 @@ def start_child_run(body: ChildRunStartRequest, store: StoreDep) -> Response:
         "run_record_owner_mismatch", "run_conflict", "event_conflict", "session_purged"
     ),
 )
-def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> Response:
+async def start_one_shot_run(
+    body: OneShotRunStartRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Store a sessionless run (outcome `proceed`) with its `run_started` record."""
     return respond(
         OneShotRunStartResultBody.of(
-            store.start_one_shot_run(body.run.contract(), body.started.contract())
+            await offload(store.start_one_shot_run, body.run.contract(), body.started.contract())
         )
     )
 
@@ -127,12 +137,17 @@ def start_one_shot_run(body: OneShotRunStartRequest, store: StoreDep) -> Respons
     summary="Start a sessionless child run",
     responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
 )
-def start_one_shot_child_run(body: OneShotChildRunStartRequest, store: StoreDep) -> Response:
+async def start_one_shot_child_run(
+    body: OneShotChildRunStartRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Link a sessionless child from its running sessionless parent and start it."""
     return respond(
         OneShotChildRunStartResultBody.of(
-            store.start_one_shot_child_run(
-                body.run.contract(), body.parent_linked.contract(), body.started.contract()
+            await offload(
+                store.start_one_shot_child_run,
+                body.run.contract(),
+                body.parent_linked.contract(),
+                body.started.contract(),
             )
         )
     )
@@ -147,7 +162,9 @@ def start_one_shot_child_run(body: OneShotChildRunStartRequest, store: StoreDep)
     tags=["records"],
     responses=problems(*_WRITE_PROBLEMS, "run_not_active"),
 )
-def append_run_record(run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep) -> Response:
+async def append_run_record(
+    run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Append an ordinary record to a running run; it gets the run's next record ID.
 
     Lifecycle types need their own operation. The same record again returns its original ID
@@ -158,7 +175,9 @@ def append_run_record(run_id: RunIdPath, body: AppendRecordRequest, store: Store
             f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
             run_id=run_id,
         )
-    return respond(AppendResultBody.of(store.append_run_record(body.record.contract())))
+    return respond(
+        AppendResultBody.of(await offload(store.append_run_record, body.record.contract()))
+    )
 
 
 @router.post(
@@ -170,8 +189,8 @@ def append_run_record(run_id: RunIdPath, body: AppendRecordRequest, store: Store
     summary="Record a cancellation request",
     responses=problems(*_WRITE_PROBLEMS, "run_not_active", "run_cancellation_conflict"),
 )
-def record_run_cancellation(
-    run_id: RunIdPath, body: CancellationRequest, store: StoreDep
+async def record_run_cancellation(
+    run_id: RunIdPath, body: CancellationRequest, store: StoreDep, offload: OffloadDep
 ) -> Response:
     """Store the first cancellation reason and its `runtime.cancellation_intent` record.
 
@@ -179,7 +198,9 @@ def record_run_cancellation(
     """
     return respond(
         AppendResultBody.of(
-            store.record_run_cancellation(run_id, body.reason, body.record.contract())
+            await offload(
+                store.record_run_cancellation, run_id, body.reason, body.record.contract()
+            )
         )
     )
 
@@ -193,11 +214,18 @@ def record_run_cancellation(
     summary="Suspend a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict", "run_suspension_conflict"),
 )
-def record_run_suspension(run_id: RunIdPath, body: SuspensionRequest, store: StoreDep) -> Response:
+async def record_run_suspension(
+    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Store the checkpoint, status `suspended` and the `run_suspended` record together."""
     return respond(
         AppendResultBody.of(
-            store.record_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+            await offload(
+                store.record_run_suspension,
+                run_id,
+                body.checkpoint.contract(),
+                body.record.contract(),
+            )
         )
     )
 
@@ -211,10 +239,14 @@ def record_run_suspension(run_id: RunIdPath, body: SuspensionRequest, store: Sto
     summary="Finish a run",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
 )
-def record_run_terminal(run_id: RunIdPath, body: TerminalRequest, store: StoreDep) -> Response:
+async def record_run_terminal(
+    run_id: RunIdPath, body: TerminalRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Store the final status (`completed`, `failed`, `canceled`) with its `run_completed`."""
     return respond(
-        AppendResultBody.of(store.record_run_terminal(run_id, body.status, body.record.contract()))
+        AppendResultBody.of(
+            await offload(store.record_run_terminal, run_id, body.status, body.record.contract())
+        )
     )
 
 
@@ -227,12 +259,19 @@ def record_run_terminal(run_id: RunIdPath, body: TerminalRequest, store: StoreDe
     summary="Repair a suspension",
     responses=problems(*_WRITE_PROBLEMS, "run_suspension_conflict"),
 )
-def repair_run_suspension(run_id: RunIdPath, body: SuspensionRequest, store: StoreDep) -> Response:
+async def repair_run_suspension(
+    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Suspend a running run (`stored`), confirm the same suspension (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
     return respond(
         RepairResultBody.of(
-            store.repair_run_suspension(run_id, body.checkpoint.contract(), body.record.contract())
+            await offload(
+                store.repair_run_suspension,
+                run_id,
+                body.checkpoint.contract(),
+                body.record.contract(),
+            )
         )
     )
 
@@ -246,11 +285,15 @@ def repair_run_suspension(run_id: RunIdPath, body: SuspensionRequest, store: Sto
     summary="Repair a terminal status",
     responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
 )
-def repair_run_terminal(run_id: RunIdPath, body: TerminalRequest, store: StoreDep) -> Response:
+async def repair_run_terminal(
+    run_id: RunIdPath, body: TerminalRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Finish a running run (`stored`), confirm the same terminal (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
     return respond(
-        RepairResultBody.of(store.repair_run_terminal(run_id, body.status, body.record.contract()))
+        RepairResultBody.of(
+            await offload(store.repair_run_terminal, run_id, body.status, body.record.contract())
+        )
     )
 
 
@@ -263,9 +306,9 @@ def repair_run_terminal(run_id: RunIdPath, body: TerminalRequest, store: StoreDe
     summary="Load a run",
     responses=problems("run_not_found", "session_purged"),
 )
-def load_run(run_id: RunIdPath, store: StoreDep) -> Response:
+async def load_run(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> Response:
     """The run's identity, status, start outcome, times, labels and cancellation reason."""
-    return respond(RunMetaBody.of(store.load_run(run_id)))
+    return respond(RunMetaBody.of(await offload(store.load_run, run_id)))
 
 
 @router.get(
@@ -277,9 +320,9 @@ def load_run(run_id: RunIdPath, store: StoreDep) -> Response:
     summary="Load a suspension checkpoint",
     responses=problems("run_not_found", "run_suspension_not_found", "session_purged"),
 )
-def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> Response:
+async def load_run_suspension(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> Response:
     """The checkpoint stored with the run's suspension, byte for byte (base64)."""
-    return respond(CheckpointBody.of(store.load_run_suspension(run_id)))
+    return respond(CheckpointBody.of(await offload(store.load_run_suspension, run_id)))
 
 
 @router.get(
@@ -291,9 +334,13 @@ def load_run_suspension(run_id: RunIdPath, store: StoreDep) -> Response:
     tags=["records"],
     responses=problems("run_not_found", "session_purged"),
 )
-def list_run_records(
-    run_id: RunIdPath, store: StoreDep, cursor: CursorQuery = "", limit: LimitQuery = 100
+async def list_run_records(
+    run_id: RunIdPath,
+    store: StoreDep,
+    offload: OffloadDep,
+    cursor: CursorQuery = "",
+    limit: LimitQuery = 100,
 ) -> Response:
     """The run's records, oldest first; `next_cursor` is the ID of the page's last record
     when more existed."""
-    return respond(RecordPageBody.of(store.list_run_records(run_id, cursor, limit)))
+    return respond(RecordPageBody.of(await offload(store.list_run_records, run_id, cursor, limit)))

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from app.api.auth import ADMIN, READ
-from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, StoreDep
+from app.api.deps import CursorQuery, LimitQuery, OffloadDep, SessionIdPath, StoreDep
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import (
@@ -32,12 +32,16 @@ router = APIRouter(prefix="/v1/sessions")
     summary="Create a session",
     responses=problems("session_ended", "session_purged"),
 )
-def create_session(body: CreateSessionRequest, store: StoreDep) -> Response:
+async def create_session(
+    body: CreateSessionRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """Create an active session, or return the active one unchanged (original `created_at`).
 
     An ended session answers `session_ended`; a purged one `session_purged`.
     """
-    return respond(SessionBody.of(store.create_session(body.session_id, body.created_at)))
+    return respond(
+        SessionBody.of(await offload(store.create_session, body.session_id, body.created_at))
+    )
 
 
 @router.get(
@@ -49,9 +53,9 @@ def create_session(body: CreateSessionRequest, store: StoreDep) -> Response:
     summary="Load a session",
     responses=problems("session_not_found", "session_purged"),
 )
-def load_session(session_id: SessionIdPath, store: StoreDep) -> Response:
+async def load_session(session_id: SessionIdPath, store: StoreDep, offload: OffloadDep) -> Response:
     """The session with its status and times."""
-    return respond(SessionBody.of(store.load_session(session_id)))
+    return respond(SessionBody.of(await offload(store.load_session, session_id)))
 
 
 @router.post(
@@ -63,12 +67,14 @@ def load_session(session_id: SessionIdPath, store: StoreDep) -> Response:
     summary="End a session",
     responses=problems("session_not_found", "session_purged"),
 )
-def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep) -> Response:
+async def end_session(
+    session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
     """End the session: running runs continue and may still write; new starts get `stop`.
 
     Ending an ended session returns it unchanged (the first `ended_at` is kept).
     """
-    return respond(SessionBody.of(store.end_session(session_id, body.ended_at)))
+    return respond(SessionBody.of(await offload(store.end_session, session_id, body.ended_at)))
 
 
 @router.delete(
@@ -81,14 +87,14 @@ def end_session(session_id: SessionIdPath, body: EndSessionRequest, store: Store
     response_class=Response,
     responses=problems("session_not_found", "session_active", "session_has_active_runs"),
 )
-def purge_session(session_id: SessionIdPath, store: StoreDep) -> None:
+async def purge_session(session_id: SessionIdPath, store: StoreDep, offload: OffloadDep) -> None:
     """Delete an ended session with its runs, checkpoints and records, in one transaction.
 
     The session ID and its run IDs stay reserved forever: every later operation naming them
     answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
     never touched.
     """
-    store.purge_session(session_id)
+    await offload(store.purge_session, session_id)
 
 
 @router.get(
@@ -100,9 +106,11 @@ def purge_session(session_id: SessionIdPath, store: StoreDep) -> None:
     summary="Load a session's status",
     responses=problems("session_not_found", "session_purged"),
 )
-def load_session_status(session_id: SessionIdPath, store: StoreDep) -> Response:
+async def load_session_status(
+    session_id: SessionIdPath, store: StoreDep, offload: OffloadDep
+) -> Response:
     """`active` or `ended`."""
-    return respond(SessionStatusBody(status=store.load_session_status(session_id)))
+    return respond(SessionStatusBody(status=await offload(store.load_session_status, session_id)))
 
 
 @router.get(
@@ -114,9 +122,11 @@ def load_session_status(session_id: SessionIdPath, store: StoreDep) -> Response:
     summary="List a session's runs",
     responses=problems("session_not_found", "session_purged"),
 )
-def list_session_runs(
+async def list_session_runs(
     session_id: SessionIdPath,
     store: StoreDep,
+    offload: OffloadDep,
+    *,
     status: Annotated[
         list[RunStatus], Query(description="Only runs in these statuses (repeatable).")
     ] = [],  # noqa: B006 - FastAPI copies query defaults
@@ -126,7 +136,9 @@ def list_session_runs(
     """Runs of the session ordered by `started_at`, then `run_id`, page by page."""
     return respond(
         RunPageBody.of(
-            store.list_session_runs(session_id, statuses=status, cursor=cursor, limit=limit)
+            await offload(
+                store.list_session_runs, session_id, statuses=status, cursor=cursor, limit=limit
+            )
         )
     )
 
@@ -140,12 +152,18 @@ def list_session_runs(
     tags=["records"],
     responses=problems("session_not_found", "session_purged"),
 )
-def list_session_run_records(
-    session_id: SessionIdPath, store: StoreDep, cursor: CursorQuery = "", limit: LimitQuery = 100
+async def list_session_run_records(
+    session_id: SessionIdPath,
+    store: StoreDep,
+    offload: OffloadDep,
+    cursor: CursorQuery = "",
+    limit: LimitQuery = 100,
 ) -> Response:
     """Every record of every run of the session, in commit order, page by page.
 
     A reader that pages while writers commit never skips a record and never sees one twice.
     A page also stops early once its payloads exceed the byte budget (at least one record).
     """
-    return respond(RecordPageBody.of(store.list_session_run_records(session_id, cursor, limit)))
+    return respond(
+        RecordPageBody.of(await offload(store.list_session_run_records, session_id, cursor, limit))
+    )

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
+from httpx_aiohttp import AiohttpTransport
 
 from ..errors import StoreError
 from ..transcript import Message
@@ -44,6 +45,19 @@ async def _raise_problem(response: httpx.Response) -> None:
         raise problem_error(response)
 
 
+#: ``httpx.AsyncClient`` arguments that belong to its transport.
+_TRANSPORT_ARGS = ("verify", "cert", "trust_env", "limits", "proxy")
+
+
+def _with_aiohttp(httpx_args: dict[str, Any] | None) -> dict[str, Any]:
+    args = dict(httpx_args or {})
+    if "transport" in args:
+        return args
+    options = {name: args.pop(name) for name in _TRANSPORT_ARGS if name in args}
+    args["transport"] = AiohttpTransport(**options)
+    return args
+
+
 class AsyncHttpStore:
     """A runtime-store over HTTP for asyncio; an async context manager."""
 
@@ -57,8 +71,17 @@ class AsyncHttpStore:
         deadline: float = 30.0,
         httpx_args: dict[str, Any] | None = None,
     ) -> None:
-        """As ``HttpStore``; ``httpx_args`` go to ``httpx.AsyncClient``."""
-        self._client = make_client(base_url, token, timeout, httpx_args, _raise_problem)
+        """As ``HttpStore``; ``httpx_args`` go to ``httpx.AsyncClient``.
+
+        Requests go through aiohttp's connection pool (``httpx-aiohttp``) unless
+        ``httpx_args`` names a ``transport``: httpcore's pool rescans every connection for
+        every queued request, which at 16 concurrent calls cost more CPU than the rest of
+        the client together (docs/performance.md). ``verify``, ``cert``, ``trust_env``,
+        ``limits`` and ``proxy`` in ``httpx_args`` configure that transport.
+        """
+        self._client = make_client(
+            base_url, token, timeout, _with_aiohttp(httpx_args), _raise_problem
+        )
         self._policy = RetryPolicy(retries=retries, deadline=deadline)
 
     async def __aenter__(self) -> AsyncHttpStore:

@@ -1,0 +1,41 @@
+"""Blocking store calls, run on the service's database threads.
+
+The store is synchronous (SQLAlchemy Core over psycopg or sqlite3). Endpoints are async and
+hand each store call to a ``ThreadPoolExecutor`` whose size is the connection pool's, so a
+call never waits for a connection while holding a thread. This replaces FastAPI's hand-off
+of sync endpoints to anyio's worker threads, which costs a capacity limiter, a cancel scope
+and a condition-variable queue per call (benchmark figures in docs/performance.md).
+
+A call that has started runs to its end even when the client goes away: a transaction is
+never cut short by a disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Offload:
+    """Runs blocking calls on ``threads`` database threads; ``close`` at shutdown."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="store")
+
+    async def __call__(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        if kwargs:
+            return await loop.run_in_executor(
+                self._executor, functools.partial(fn, *args, **kwargs)
+            )
+        return await loop.run_in_executor(self._executor, fn, *args)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
