@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .config import Config, postgres_admin_url
+from .config import PARTS, Config, postgres_admin_url
 from .run import run
 from .servers import postgres_answers
 from .workloads import WORKLOADS
@@ -36,7 +36,7 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
     parser.add_argument(
         "--only",
         help="grid operations to measure, comma-separated (e.g. append_run_record); "
-        "implies --grid-only",
+        "implies --parts grid",
     )
     parser.add_argument(
         "--backends",
@@ -44,7 +44,7 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
         "(e.g. http/postgres,sqlstore/postgres)",
     )
     parser.add_argument(
-        "--grid-only", action="store_true", help="skip the page latency, purge and memory parts"
+        "--parts", help=f"parts to run, comma-separated (default all: {','.join(PARTS)})"
     )
     parser.add_argument(
         "--output", type=Path, help="JSON results path (default bench/results/<time>.json)"
@@ -59,11 +59,14 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
     if args.levels:
         config = replace(config, levels=tuple(int(level) for level in args.levels.split(",")))
     if args.only:
-        config = replace(config, operations=tuple(args.only.split(",")), grid_only=True)
+        config = replace(config, operations=tuple(args.only.split(",")), parts=("grid",))
     if args.backends:
         config = replace(config, backends=tuple(args.backends.split(",")))
-    if args.grid_only:
-        config = replace(config, grid_only=True)
+    if args.parts:
+        parts = tuple(args.parts.split(","))
+        if not set(parts) <= set(PARTS):
+            parser.error(f"unknown parts in {parts}; known: {PARTS}")
+        config = replace(config, parts=parts)
     known = {name for name, _ in WORKLOADS}
     unknown = [name for name in config.operations if name not in known]
     if unknown:

@@ -20,6 +20,7 @@ import psycopg
 from app.domain.cursors import decode_record_id_cursor, decode_session_position
 from app.domain.times import now_millis, to_millis
 from app.storage.engine import normalize_url
+from app.storage.store import DEFAULT_PURGE_BATCH
 from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
 
 _RUN_COLUMNS = (
@@ -102,6 +103,7 @@ def _page_query(where: str, position: str) -> str:
 RUN_PAGE = _page_query("run_id", "seq")
 SESSION_PAGE = _page_query("session_id", "session_seq")
 PAGE_BYTE_BUDGET = 4 * 1024 * 1024
+PURGE_BATCH = DEFAULT_PURGE_BATCH
 
 # run row indexes
 _R_STATUS, _R_REASON, _R_COUNT, _R_STORED_SEQ = 4, 9, 10, 16
@@ -289,7 +291,9 @@ class CeilingStore:
         return len(rows)
 
     def purge_session(self, session_id: str) -> None:
-        """``SqlStore.purge_session``: lock, running check, deletes, tombstones, mark."""
+        """``SqlStore.purge_session``: lock, running check, tombstones, mark; then the
+        records in batches of ``PURGE_BATCH`` (whole small runs, ranges of large ones) and
+        the checkpoints, a transaction each."""
         session = self._one(LOCK_SESSION, session_id)
         if session is None or session[_S_STATUS] != "ended":
             self.conn.rollback()
@@ -301,9 +305,6 @@ class CeilingStore:
         if running is not None:
             self.conn.rollback()
             raise RuntimeError(f"session {session_id!r} has a running run")
-        session_runs = "SELECT run_id FROM runs WHERE session_id = %s"
-        self._execute(f"DELETE FROM run_records WHERE run_id IN ({session_runs})", (session_id,))
-        self._execute(f"DELETE FROM checkpoints WHERE run_id IN ({session_runs})", (session_id,))
         self._execute(
             "INSERT INTO run_tombstones (run_id, session_id) "
             "SELECT run_id, session_id FROM runs WHERE session_id = %s",
@@ -314,4 +315,41 @@ class CeilingStore:
             "UPDATE sessions SET status = 'purged', purged_at_ms = %s WHERE session_id = %s",
             (now_millis(), session_id),
         )
+        self.conn.commit()
+        sizes = self._execute(
+            "SELECT run_tombstones.run_id, (SELECT max(run_records.seq) FROM run_records "
+            "WHERE run_records.run_id = run_tombstones.run_id) FROM run_tombstones "
+            "WHERE run_tombstones.session_id = %s",
+            (session_id,),
+        ).fetchall()
+        self.conn.commit()
+        small: list[str] = []
+        small_records = 0
+        for run_id, top in sizes:
+            if top is None:
+                continue
+            if top >= PURGE_BATCH:
+                for low in range(0, top, PURGE_BATCH):
+                    self._execute(
+                        "DELETE FROM run_records WHERE run_id = %s AND seq > %s AND seq <= %s",
+                        (run_id, low, low + PURGE_BATCH),
+                    )
+                    self.conn.commit()
+                continue
+            if small_records + top > PURGE_BATCH:
+                self._delete_runs_records(small)
+                small, small_records = [], 0
+            small.append(run_id)
+            small_records += top
+        if small:
+            self._delete_runs_records(small)
+        self._execute(
+            "DELETE FROM checkpoints WHERE run_id IN "
+            "(SELECT run_id FROM run_tombstones WHERE session_id = %s)",
+            (session_id,),
+        )
+        self.conn.commit()
+
+    def _delete_runs_records(self, run_ids: list[str]) -> None:
+        self._execute("DELETE FROM run_records WHERE run_id = ANY(%s)", (run_ids,))
         self.conn.commit()

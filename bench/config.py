@@ -9,6 +9,8 @@ DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 #: Bytes of every appended record's payload (JSON text).
 PAYLOAD_BYTES = 1024
+#: What a run measures, in order (``--parts`` picks some).
+PARTS = ("grid", "pages", "purge", "memory")
 #: Page size of every list operation.
 PAGE_SIZE = 100
 
@@ -49,8 +51,8 @@ class Config:
     operations: tuple[str, ...] = ()
     #: Backends of the grid to measure besides the ceiling (empty: all).
     backends: tuple[str, ...] = ()
-    #: Only the throughput grid: no page latency, purge or memory parts.
-    grid_only: bool = False
+    #: Parts of the run: the throughput grid, page latency, purge, memory.
+    parts: tuple[str, ...] = PARTS
 
     @staticmethod
     def default(postgres_url: str, server_workers: int = 0) -> Config:

@@ -273,11 +273,14 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                     {name: service.workers() for name, service in bench.services.items()},
                 )
                 bench.check_mirror()
-                bench.grid()
-                if not config.grid_only:
-                    bench.pages()
-                    bench.purges()
-                    bench.memory()
+                for part, measure in (
+                    ("grid", bench.grid),
+                    ("pages", bench.pages),
+                    ("purge", bench.purges),
+                    ("memory", bench.memory),
+                ):
+                    if part in config.parts:
+                        measure()
             finally:
                 bench.stop()
             bench.finish()

@@ -119,19 +119,20 @@ def memory_targets(report: Report) -> list[Target]:
 
 def evaluate(report: Report, config: Config) -> list[Target]:
     """Every target the run measured; a focused run (``--only``, ``--backends``,
-    ``--grid-only``) is judged on what it measured only."""
+    ``--parts``) is judged on what it measured only."""
     top = max(config.levels)
-    ratios = [
-        ratio_target(report.rows, op, backend, top, goal)
-        for op, backend, goal in RATIO_TARGETS
-        if (not config.operations or op in config.operations)
-        and (not config.backends or backend in config.backends)
-    ]
-    if config.grid_only:
-        return ratios
-    return [
-        *ratios,
-        *page_targets(report.rows, config.page_sizes),
-        *purge_targets(report),
-        *memory_targets(report),
-    ]
+    found = []
+    if "grid" in config.parts:
+        found += [
+            ratio_target(report.rows, op, backend, top, goal)
+            for op, backend, goal in RATIO_TARGETS
+            if (not config.operations or op in config.operations)
+            and (not config.backends or backend in config.backends)
+        ]
+    if "pages" in config.parts:
+        found += page_targets(report.rows, config.page_sizes)
+    if "purge" in config.parts:
+        found += purge_targets(report)
+    if "memory" in config.parts:
+        found += memory_targets(report)
+    return found

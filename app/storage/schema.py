@@ -73,12 +73,16 @@ run_tombstones = sa.Table(
     metadata,
     sa.Column("run_id", sa.Text(), primary_key=True),
     sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=False),
+    # A purge finds the records it still has to delete through its tombstones.
+    sa.Index(None, "session_id"),
 )
 
+# Checkpoints and records name their run without a foreign key: a purge removes the run
+# rows in its first transaction and their records and checkpoints in later batches.
 checkpoints = sa.Table(
     "checkpoints",
     metadata,
-    sa.Column("run_id", sa.Text(), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("run_id", sa.Text(), primary_key=True),
     sa.Column("checkpoint_id", sa.Text(), nullable=False),
     sa.Column("data", sa.LargeBinary(), nullable=False),
 )
@@ -86,7 +90,7 @@ checkpoints = sa.Table(
 run_records = sa.Table(
     "run_records",
     metadata,
-    sa.Column("run_id", sa.Text(), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("run_id", sa.Text(), primary_key=True),
     # The record ID: 1, 2, ... per run.
     sa.Column("seq", sa.BigInteger(), primary_key=True, autoincrement=False),
     sa.Column("event_key", sa.Text(), nullable=False),

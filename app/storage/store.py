@@ -9,6 +9,7 @@ database failures are retried here a few times and then surface as ``unavailable
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -78,6 +79,23 @@ T = TypeVar("T")
 
 DEFAULT_PAGE_MAX = 1000
 DEFAULT_PAGE_BYTE_BUDGET = 4 * 1024 * 1024
+
+
+def _execute(statement: sa.Executable, tx: Tx) -> None:
+    tx.conn.execute(statement)
+
+
+#: Most records one transaction of a purge deletes.
+DEFAULT_PURGE_BATCH = 2000
+
+#: The tombstoned runs of a session with their highest record ID (``None``: no records
+#: left); record IDs run 1..n, so that is also how many records each still holds.
+_PURGED_RUN_SIZES = sa.select(
+    run_tombstones.c.run_id,
+    sa.select(sa.func.max(run_records.c.seq))
+    .where(run_records.c.run_id == run_tombstones.c.run_id)
+    .scalar_subquery(),
+).where(run_tombstones.c.session_id == sa.bindparam("session_id"))
 
 
 def _purged(session_id: str, run_id: str = "") -> SessionPurgedError:
@@ -177,8 +195,10 @@ class SqlStore:
         clock: Callable[[], int] = now_millis,
         attempts: int = 5,
         limits: Limits | None = None,
+        purge_batch: int = DEFAULT_PURGE_BATCH,
     ) -> None:
         self._engine = engine
+        self._purge_batch = purge_batch
         self._limits = limits or Limits()
         self._page_max = page_max
         self._page_byte_budget = page_byte_budget
@@ -877,7 +897,16 @@ class SqlStore:
         return self._write(operation)
 
     def purge_session(self, session_id: str) -> None:
-        """Delete an ended session with everything it holds; its IDs stay reserved (3.1)."""
+        """Delete an ended session with everything it holds; its IDs stay reserved (3.1).
+
+        The first transaction is the purge as callers see it: it checks the session, marks
+        it purged and moves its runs to tombstones, so from its commit on every operation
+        naming the session or one of its runs answers ``session_purged`` and nothing of it
+        can be read. The runs' records and checkpoints, unreachable from then on, are
+        deleted afterwards in batches of short transactions, so the purge never holds the
+        write lock (SQLite) for long. A purge cut short after its first transaction is
+        finished by the next purge of the session (every retry).
+        """
         v.require_id(session_id, "session_id")
 
         def operation(tx: Tx) -> None:
@@ -903,9 +932,6 @@ class SqlStore:
                     session_id=session_id,
                     run_id=running.run_id,
                 )
-            session_runs = sa.select(runs.c.run_id).where(runs.c.session_id == session_id)
-            tx.conn.execute(run_records.delete().where(run_records.c.run_id.in_(session_runs)))
-            tx.conn.execute(checkpoints.delete().where(checkpoints.c.run_id.in_(session_runs)))
             tx.conn.execute(
                 run_tombstones.insert().from_select(
                     ["run_id", "session_id"],
@@ -922,6 +948,57 @@ class SqlStore:
             )
 
         self._write(operation)
+        self._delete_purged_rows(session_id)
+
+    def _delete_purged_rows(self, session_id: str) -> None:
+        """Delete the records and checkpoints of the session's tombstoned runs.
+
+        At most ``purge_batch`` records per transaction: whole small runs together, large
+        runs by ranges of record IDs (key ranges, so no batch rescans what an earlier one
+        deleted). On SQLite a pause as long as the batch follows each one, so a writer
+        waiting in its busy handler gets the lock in between.
+        """
+        rows = self._read(
+            lambda tx: tx.conn.execute(_PURGED_RUN_SIZES, {"session_id": session_id}).all()
+        )
+        batches: list[sa.Delete] = []
+        small: list[str] = []
+        small_records = 0
+        for run_id, top in rows:
+            if top is None:
+                continue
+            if top >= self._purge_batch:
+                batches.extend(
+                    run_records.delete().where(
+                        run_records.c.run_id == run_id,
+                        run_records.c.seq > low,
+                        run_records.c.seq <= low + self._purge_batch,
+                    )
+                    for low in range(0, top, self._purge_batch)
+                )
+                continue
+            if small_records + top > self._purge_batch:
+                batches.append(run_records.delete().where(run_records.c.run_id.in_(small)))
+                small, small_records = [], 0
+            small.append(run_id)
+            small_records += top
+        if small:
+            batches.append(run_records.delete().where(run_records.c.run_id.in_(small)))
+        batches.append(
+            checkpoints.delete().where(
+                checkpoints.c.run_id.in_(
+                    sa.select(run_tombstones.c.run_id).where(
+                        run_tombstones.c.session_id == session_id
+                    )
+                )
+            )
+        )
+        pause = self._engine.dialect.name == "sqlite"
+        for statement in batches:
+            started = time.perf_counter()
+            self._write(functools.partial(_execute, statement))
+            if pause:
+                time.sleep(time.perf_counter() - started)
 
     def list_session_runs(
         self,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Engine
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.settings import Settings
-from app.storage.migrate import head_revision
+from app.storage.migrate import alembic_config, head_revision, upgrade_schema
 from app.storage.schema import metadata
 
 
@@ -64,3 +65,24 @@ def test_database_url_defaults_to_a_sqlite_file_in_the_working_directory(
 def test_postgres_urls_mean_psycopg_3(scheme: str) -> None:
     settings = Settings(database_url=f"{scheme}://user:secret@db.example:5432/rs")
     assert settings.database_url == "postgresql+psycopg://user:secret@db.example:5432/rs"
+
+
+def test_purge_in_batches_migration_drops_the_run_foreign_keys_and_downgrades(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'round-trip.db'}"
+
+    def run_foreign_keys() -> set[str]:
+        inspector = sa.inspect(sa.create_engine(url))
+        return {
+            f"{table}->{fk['referred_table']}"
+            for table in ("run_records", "checkpoints")
+            for fk in inspector.get_foreign_keys(table)
+        }
+
+    upgrade_schema(url)
+    assert run_foreign_keys() == set()
+    command.downgrade(alembic_config(url), "0003")
+    assert run_foreign_keys() == {"run_records->runs", "checkpoints->runs"}
+    upgrade_schema(url)
+    assert run_foreign_keys() == set()
