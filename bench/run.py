@@ -74,7 +74,9 @@ class Benchmark:
         self.ceilings = [CeilingStore(connect(postgres_url)) for _ in range(count)]
 
     def _database(self, name: str, url: str) -> Database:
-        engine = create_engine(url)
+        # A connection per worker thread, as the ceiling has (an application sizes its pool
+        # to its threads).
+        engine = create_engine(url, pool_size=max(self.config.levels), max_overflow=4)
         return Database(name, url, engine, SqlStore(engine), self.config.list_records)
 
     def stop(self) -> None:
