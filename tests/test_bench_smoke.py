@@ -76,3 +76,17 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
     assert {(row["operation"], row["backend"]) for row in results["rows"]} == set(printed)
     assert results["targets"]
     assert results["memory"]
+
+    # The result renders as docs/performance.md's sections, every measured row included.
+    rendered = subprocess.run(
+        [sys.executable, "-m", "bench.document", str(output)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    assert set(_table(rendered.stdout)) >= set(printed)
+    for target in results["targets"]:
+        assert target["name"] in rendered.stdout
