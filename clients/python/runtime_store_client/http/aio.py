@@ -77,7 +77,8 @@ class AsyncHttpStore:
         ``httpx_args`` names a ``transport``: httpcore's pool rescans every connection for
         every queued request, which at 16 concurrent calls cost more CPU than the rest of
         the client together (docs/performance.md). ``verify``, ``cert``, ``trust_env``,
-        ``limits`` and ``proxy`` in ``httpx_args`` configure that transport.
+        ``limits`` and ``proxy`` in ``httpx_args`` configure that transport; it does not
+        read proxies from the environment (``HTTP_PROXY``…): pass ``proxy`` instead.
         """
         self._client = make_client(
             base_url, token, timeout, _with_aiohttp(httpx_args), _raise_problem
