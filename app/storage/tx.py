@@ -34,6 +34,7 @@ from runtime_store_client import (
     SessionStatus,
 )
 
+from .fastpath import DriverStatement
 from .schema import checkpoints, run_records, run_tombstones, runs, sessions
 
 PURGED = "purged"
@@ -231,6 +232,12 @@ def _fused_append(*, sessionful: bool) -> sa.Insert:
 _FUSED_APPEND = _fused_append(sessionful=True)
 _FUSED_APPEND_SESSIONLESS = _fused_append(sessionful=False)
 
+# The append path on PostgreSQL: lock, lookup and fused write (fastpath.py).
+_FAST_LOCK_SESSION_OF_RUN = DriverStatement(_LOCK_SESSION_OF_RUN)
+_FAST_SELECT_RUN_AND_RECORD = DriverStatement(_SELECT_RUN_AND_RECORD)
+_FAST_FUSED_APPEND = DriverStatement(_FUSED_APPEND)
+_FAST_FUSED_APPEND_SESSIONLESS = DriverStatement(_FUSED_APPEND_SESSIONLESS)
+
 
 def _stored_from_prefixed(row: Any) -> StoredRecord:
     return StoredRecord(
@@ -380,7 +387,7 @@ class Tx:
             assert session is not None
             self._sessions[session.session_id] = session
             return run, session
-        locked = self.conn.execute(_LOCK_SESSION_OF_RUN, {"run_id": run_id}).first()
+        locked = _FAST_LOCK_SESSION_OF_RUN.first(self.conn, {"run_id": run_id})
         if locked is None:  # a sessionless run (its own row is the lock), or no run at all
             run = self._run_and_record(run_id, event_key, lock=True)
             if run is None:
@@ -411,8 +418,12 @@ class Tx:
         """The run, and (cached for ``check_append``) its record under ``event_key``."""
         if event_key is None:
             return self.run(run_id, lock=lock)
-        query = _LOCK_RUN_AND_RECORD if lock else _SELECT_RUN_AND_RECORD
-        row = self.conn.execute(query, {"run_id": run_id, "event_key": event_key}).first()
+        params = {"run_id": run_id, "event_key": event_key}
+        if self.row_locks and not lock:  # PostgreSQL, under the session's lock: the hot path
+            row = _FAST_SELECT_RUN_AND_RECORD.first(self.conn, params)
+        else:
+            query = _LOCK_RUN_AND_RECORD if lock else _SELECT_RUN_AND_RECORD
+            row = self.conn.execute(query, params).first()
         if row is None:
             return None
         state = run_from_row(row)
@@ -631,12 +642,12 @@ class Tx:
             params[f"u_run_{name}"] = getattr(run, name)
         params["u_run_status"] = run.status.value
         if not dirty_sessions:
-            self.conn.execute(_FUSED_APPEND_SESSIONLESS, params)
+            _FAST_FUSED_APPEND_SESSIONLESS.execute(self.conn, params)
             return True
         session = dirty_sessions[0]
         params["u_session_id"] = session.session_id
         params["u_session_status"] = session.status
         params["u_session_ended_at_ms"] = session.ended_at_ms
         params["u_session_record_count"] = session.record_count
-        self.conn.execute(_FUSED_APPEND, params)
+        _FAST_FUSED_APPEND.execute(self.conn, params)
         return True
