@@ -9,10 +9,11 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from app.domain.tokens import Role, TokenError
 from app.settings import Settings
 from app.storage.engine import create_engine
 from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
-from app.storage.tokens import Role, TokenError, Tokens
+from app.storage.tokens import Tokens
 
 cli = typer.Typer(help="runtime-store: the durable runtime-state owner for agent runtimes.")
 db = typer.Typer(help="Database schema administration.")
@@ -115,9 +116,7 @@ def db_verify(
     ),
 ) -> None:
     """Check the stored data's invariants without writing; exit 1 on any violation."""
-    import sqlalchemy as sa
-
-    from app.storage.engine import create_engine, normalize_url
+    from app.storage.engine import DatabaseError, create_engine, database_errors, normalize_url
     from app.storage.verify import verify_database
 
     url = normalize_url(_database_url(database_url))
@@ -128,10 +127,10 @@ def db_verify(
         raise typer.Exit(2)
     engine = create_engine(url)
     try:
-        report = verify_database(engine)
-    except sa.exc.SQLAlchemyError as exc:
-        reason = str(exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc).splitlines()[0]
-        typer.echo(f"cannot verify the database: {reason}", err=True)
+        with database_errors():
+            report = verify_database(engine)
+    except DatabaseError as exc:
+        typer.echo(f"cannot verify the database: {exc}", err=True)
         raise typer.Exit(2) from None
     finally:
         engine.dispose()
@@ -165,7 +164,7 @@ def openapi_yaml() -> str:
 
 
 @cli.command("serve")
-def serve(  # noqa: PLR0917 (typer reads each option from a parameter)
+def serve(
     host: str = typer.Option(
         "127.0.0.1", envvar="RUNTIME_STORE_HOST", help="Address to listen on."
     ),

@@ -19,8 +19,8 @@ import psycopg
 
 from app.domain.cursors import decode_record_id_cursor, decode_session_position
 from app.domain.times import now_millis, to_millis
+from app.storage.context import DEFAULT_PURGE_BATCH
 from app.storage.engine import normalize_url
-from app.storage.store import DEFAULT_PURGE_BATCH
 from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
 
 _RUN_COLUMNS = (

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -113,15 +114,58 @@ def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
     ``sqlite`` and ``postgres`` are the in-process ``SqlStore``; ``http-*`` is the real
     ``HttpStore`` talking to a live ``runtime-store serve`` on that database.
     """
-    database = request.param.removeprefix("http-")
+    database = request.param.removeprefix("http-").removesuffix("-observed")
     engine: Engine = request.getfixturevalue(f"{database}_engine")
     wipe(engine)
+    if request.param.endswith("-observed"):
+        with StatementObserver(engine) as observer:
+            yield SqlStore(engine)
+        observer.check()
+        return
     if request.param == database:
         yield SqlStore(engine)
         return
     server: LiveServer = request.getfixturevalue(f"{database}_server")
     with HttpStore(server.base_url) as http_store:
         yield http_store
+
+
+class StatementObserver:
+    """Statement events of an engine, as tracing instrumentation receives them.
+
+    Used as the ``*-observed`` backends: the store runs the same code as unobserved (the
+    PostgreSQL append path included), and every statement must reach the observer with
+    its ``before`` and ``after`` events on one context.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.before: list[tuple[str, int]] = []
+        self.after: list[tuple[str, int]] = []
+
+    def _before(
+        self, _conn: Any, _cursor: Any, sql: str, _params: Any, context: Any, _many: bool
+    ) -> None:
+        self.before.append((sql, id(context)))
+
+    def _after(
+        self, _conn: Any, _cursor: Any, sql: str, _params: Any, context: Any, _many: bool
+    ) -> None:
+        self.after.append((sql, id(context)))
+
+    def __enter__(self) -> StatementObserver:
+        sa.event.listen(self.engine, "before_cursor_execute", self._before)
+        sa.event.listen(self.engine, "after_cursor_execute", self._after)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        sa.event.remove(self.engine, "before_cursor_execute", self._before)
+        sa.event.remove(self.engine, "after_cursor_execute", self._after)
+
+    def check(self) -> None:
+        """Every statement seen before and after it ran (failed ones have no ``after``)."""
+        assert self.before, "the observer saw no statement"
+        assert set(self.after) <= set(self.before)
 
 
 # --- live servers ----------------------------------------------------------------------

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-import sqlalchemy as sa
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.offload import Offload
-from app.storage.tokens import PERMISSIONS, Permission, Tokens
+from app.domain.tokens import PERMISSIONS, Permission
+from app.storage.tokens import Tokens
 from runtime_store_client import AuthError, StoreError, UnavailableError
 
 log = logging.getLogger("runtime_store.auth")
@@ -42,12 +42,7 @@ class AuthState:
     def required(self) -> bool:
         """Tokens are required once any exists; until the database answers, nobody gets in."""
         if self._required is None:
-            try:
-                required = self.tokens.any_configured()
-            except sa.exc.SQLAlchemyError as exc:
-                raise UnavailableError(
-                    "cannot check credentials: the database is unavailable"
-                ) from exc
+            required = self.tokens.any_configured()  # UnavailableError while it cannot
             if not required:
                 log.warning("no API tokens exist: the service runs OPEN, without authentication")
             self._required = required

@@ -10,6 +10,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from runtime_store_client import PayloadTooLargeError
+
 from .problems import problem_response
 
 
@@ -57,7 +59,7 @@ class BodySizeLimit:
     async def _refuse(self, scope: Scope, send: Send) -> None:
         response = problem_response(
             Request(scope),
-            code="payload_too_large",
+            code=PayloadTooLargeError.default_code,
             detail=f"the request body is larger than {self.max_bytes} bytes",
             headers={"Connection": "close"},
         )

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
-import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -20,8 +20,18 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.storage.engine import is_transient
-from runtime_store_client import InvalidTranscriptError, StoreError
+from app.storage import is_transient
+from runtime_store_client import (
+    AuthError,
+    InvalidArgumentError,
+    InvalidTranscriptError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    StoreError,
+    UnavailableError,
+)
+from runtime_store_client.errors import STATUS_BY_CODE
 
 from .auth import refuse_unauthorized
 from .request_id import request_id_of
@@ -32,33 +42,22 @@ log = logging.getLogger("runtime_store.api")
 PROBLEM_JSON = "application/problem+json"
 RETRY_AFTER_SECONDS = "1"
 
-#: HTTP status of every contract code (CONTRACT.md section 6).
-STATUS_OF: dict[str, int] = {
-    "invalid_argument": 422,
-    "invalid_transcript": 422,
-    "unauthenticated": 401,
-    "permission_denied": 403,
-    "not_found": 404,
-    "session_not_found": 404,
-    "run_not_found": 404,
-    "run_suspension_not_found": 404,
-    "session_purged": 410,
-    "session_ended": 409,
-    "session_active": 409,
-    "session_has_active_runs": 409,
-    "run_conflict": 409,
-    "run_terminal_conflict": 409,
-    "run_cancellation_conflict": 409,
-    "run_suspension_conflict": 409,
-    "run_not_active": 409,
-    "run_session_mismatch": 409,
-    "run_record_owner_mismatch": 409,
-    "event_conflict": 409,
-    "method_not_allowed": 405,
-    "payload_too_large": 413,
-    "internal": 500,
-    "unavailable": 503,
+#: The code of a Starlette HTTP error by its status: an unknown route, or a route that
+#: exists but not for this method (HTTP-only: no client error class).
+_HTTP_CODES: Mapping[int, str] = {
+    NotFoundError.default_status: NotFoundError.default_code,
+    405: "method_not_allowed",
 }
+
+#: HTTP status of every code the API answers: the contract codes (CONTRACT.md section 6)
+#: from their error classes, ``internal`` from the base class, and the HTTP-only codes.
+STATUS_OF: Mapping[str, int] = MappingProxyType(
+    {
+        **STATUS_BY_CODE,
+        StoreError.default_code: StoreError.default_status,
+        **{code: status for status, code in _HTTP_CODES.items()},
+    }
+)
 
 _TITLES = {
     401: "Unauthenticated",
@@ -138,9 +137,9 @@ def _store_error(request: Request, exc: Exception) -> JSONResponse:
             for v in exc.violations
         ]
     headers = None
-    if exc.code == "unavailable":
+    if exc.code == UnavailableError.default_code:
         headers = {"Retry-After": RETRY_AFTER_SECONDS}
-    elif exc.code == "unauthenticated":
+    elif exc.code == AuthError.default_code:
         headers = {"WWW-Authenticate": "Bearer"}
     return problem_response(
         request,
@@ -170,7 +169,10 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     ]
     fields = ", ".join(error.field for error in errors)
     return problem_response(
-        request, code="invalid_argument", detail=f"invalid request: {fields}", errors=errors
+        request,
+        code=InvalidArgumentError.default_code,
+        detail=f"invalid request: {fields}",
+        errors=errors,
     )
 
 
@@ -182,9 +184,11 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
         if refused is not None:
             return _store_error(request, refused)
         return problem_response(
-            request, code="invalid_argument", detail=f"invalid request body: {exc.detail}"
+            request,
+            code=InvalidArgumentError.default_code,
+            detail=f"invalid request body: {exc.detail}",
         )
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_argument")
+    code = _HTTP_CODES.get(exc.status_code, InvalidArgumentError.default_code)
     return problem_response(
         request, code=code, detail=str(exc.detail), status=exc.status_code, headers=exc.headers
     )
@@ -192,16 +196,18 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 def unexpected_problem(request: Request, exc: Exception) -> JSONResponse:
     """A transient database failure is 503; anything else a 500 naming only the request."""
-    if isinstance(exc, sa.exc.DBAPIError) and is_transient(exc):
+    if is_transient(exc):
         return problem_response(
             request,
-            code="unavailable",
+            code=UnavailableError.default_code,
             detail="the database is unavailable; retry",
             headers={"Retry-After": RETRY_AFTER_SECONDS},
         )
     log.error("unexpected error", exc_info=exc, extra={"request_id": request_id_of(request)})
     return problem_response(
-        request, code="internal", detail="internal error; quote the request_id when reporting it"
+        request,
+        code=StoreError.default_code,
+        detail="internal error; quote the request_id when reporting it",
     )
 
 
@@ -242,28 +248,29 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
 
 
-_EVERY_ROUTE = (
-    "unauthenticated",
-    "permission_denied",
-    "invalid_argument",
-    "payload_too_large",
-    "internal",
-    "unavailable",
+#: What every route can answer; ``StoreError`` stands for ``internal``.
+_EVERY_ROUTE: tuple[type[StoreError], ...] = (
+    AuthError,
+    PermissionDeniedError,
+    InvalidArgumentError,
+    PayloadTooLargeError,
+    StoreError,
+    UnavailableError,
 )
 
 
-def problems(*codes: str) -> dict[int | str, dict[str, Any]]:
+def problems(*errors: type[StoreError]) -> dict[int | str, dict[str, Any]]:
     """``responses=`` for a route: every problem it can return, by status.
 
-    Every route can also answer ``unauthenticated`` (401), ``permission_denied`` (403),
-    ``invalid_argument`` (422), ``payload_too_large`` (413), ``internal`` (500) and
-    ``unavailable`` (503).
+    ``errors`` are the classes of the route's own codes. Every route can also answer
+    ``unauthenticated`` (401), ``permission_denied`` (403), ``invalid_argument`` (422),
+    ``payload_too_large`` (413), ``internal`` (500) and ``unavailable`` (503).
     """
     by_status: dict[int, list[str]] = {}
-    for code in (*codes, *_EVERY_ROUTE):
-        by_status.setdefault(STATUS_OF[code], [])
-        if code not in by_status[STATUS_OF[code]]:
-            by_status[STATUS_OF[code]].append(code)
+    for error in (*errors, *_EVERY_ROUTE):
+        codes = by_status.setdefault(error.default_status, [])
+        if error.default_code not in codes:
+            codes.append(error.default_code)
     return {
         status: {"model": Problem, "description": _describe(status, found)}
         for status, found in sorted(by_status.items())

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from runtime_store_client import (
     AppendResult,
+    CancellationReason,
     Checkpoint,
     ChildRunStartResult,
     MemoryEvent,
@@ -317,7 +318,7 @@ class AppendRecordRequest(WireModel):
 
 
 class CancellationRequest(WireModel):
-    reason: str = Field(examples=["user_requested"])
+    reason: str = Field(examples=[CancellationReason.USER_REQUESTED.value])
     record: RecordBody = Field(description="The runtime.cancellation_intent record.")
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from runtime_store_client import InvalidArgumentError
+from runtime_store_client import InvalidArgumentError, RunStatus
 
 RUN_STARTED: Final = "run_started"
 CHILD_RUN_LINKED: Final = "child_run_linked"
@@ -222,10 +222,10 @@ _FAILURE_FIELDS: Final[Mapping[str, _Reader]] = {
 }
 
 #: ``run_completed`` payload status → run status (the phase must equal the run status).
-COMPLETED_STATUS_TO_RUN_STATUS: Final[Mapping[str, str]] = {
-    "success": "completed",
-    "failed": "failed",
-    "canceled": "canceled",
+COMPLETED_STATUS_TO_RUN_STATUS: Final[Mapping[str, RunStatus]] = {
+    "success": RunStatus.COMPLETED,
+    "failed": RunStatus.FAILED,
+    "canceled": RunStatus.CANCELED,
 }
 
 
@@ -248,7 +248,7 @@ def _cancellation(value: Any, path: str) -> str:
 class RunCompletedPayload:
     status: str
     phase: str
-    run_status: str
+    run_status: RunStatus
     cancellation_reason: str
     labels: dict[str, str] = field(default_factory=dict)
 
@@ -274,11 +274,11 @@ def decode_run_completed(payload: bytes) -> RunCompletedPayload:
     phase: str = obj.get("phase", "")
     if phase != run_status:
         raise InvalidArgumentError(
-            f"run_completed phase must be {run_status!r} for status {status!r}, not {phase!r}"
+            f"run_completed phase must be {run_status.value!r} for status {status!r}, not {phase!r}"
         )
-    if ("failure" in obj) != (status == "failed"):
+    if ("failure" in obj) != (run_status is RunStatus.FAILED):
         raise InvalidArgumentError("run_completed failure is required iff status is failed")
-    if ("cancellation" in obj) != (status == "canceled"):
+    if ("cancellation" in obj) != (run_status is RunStatus.CANCELED):
         raise InvalidArgumentError("run_completed cancellation is required iff status is canceled")
     return RunCompletedPayload(
         status=status,

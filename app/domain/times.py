@@ -1,39 +1,39 @@
-"""Contract times: timezone-aware UTC with millisecond precision, stored as epoch ms."""
+"""Contract times in storage form (epoch ms), on the rules of ``runtime_store_client.times``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from runtime_store_client import InvalidArgumentError
+from runtime_store_client.times import (
+    ZERO_TIME,
+    TimeError,
+    check_time,
+    from_epoch_millis,
+    to_epoch_millis,
+)
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-#: Go's zero ``time.Time``: what an unset timestamp looks like on the wire.
-ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+__all__ = ["ZERO_TIME", "from_millis", "now_millis", "to_millis"]
 
 
 def to_millis(value: datetime | None, what: str) -> int:
     """Epoch milliseconds of a required time; sub-millisecond parts are errors, never cut."""
     if value is None:
         raise InvalidArgumentError(f"{what} is required")
-    if not isinstance(value, datetime):
-        raise InvalidArgumentError(f"{what} must be a datetime")
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidArgumentError(f"{what} must be timezone-aware (UTC)")
-    if value.microsecond % 1000:
-        raise InvalidArgumentError(f"{what} has sub-millisecond precision")
+    try:
+        check_time(value)
+    except TimeError as exc:
+        raise InvalidArgumentError(f"{what} {exc}") from None
+    # Go's zero time is how an unset timestamp arrives: required means set.
     if value == ZERO_TIME:
         raise InvalidArgumentError(f"{what} is required (zero time)")
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return to_epoch_millis(value)
 
 
-def from_millis(ms: int) -> datetime:
-    """The UTC ``datetime`` of epoch milliseconds."""
-    return _EPOCH + timedelta(milliseconds=ms)
+#: The UTC ``datetime`` of epoch milliseconds.
+from_millis = from_epoch_millis
 
 
 def now_millis() -> int:
     """The store clock, truncated to the millisecond the contract stores."""
-    now = datetime.now(UTC)
-    delta = now - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return to_epoch_millis(datetime.now(UTC))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from runtime_store_client import (
+    CancellationReason,
     Checkpoint,
     InvalidArgumentError,
     Record,
@@ -136,6 +137,24 @@ def _check_owner(record: NewRecord, run: NewRun, what: str) -> None:
         )
 
 
+def _check_parent(run: RunStart, *, child: bool) -> None:
+    if child and not run.parent_run_id:
+        raise InvalidArgumentError("run.parent_run_id is required for a child start")
+    if not child and run.parent_run_id:
+        raise InvalidArgumentError("run.parent_run_id must be empty for a root start")
+    if child and run.parent_run_id == run.run_id:
+        raise InvalidArgumentError("run.parent_run_id must differ from run.run_id")
+
+
+def _check_predecessor(run: RunStart, *, continuation_allowed: bool) -> None:
+    if not run.predecessor_run_id:
+        return
+    if not continuation_allowed:
+        raise InvalidArgumentError("run.predecessor_run_id must be empty for a one-shot start")
+    if run.predecessor_run_id == run.run_id:
+        raise InvalidArgumentError("run.predecessor_run_id must differ from run.run_id")
+
+
 def check_run_start(
     run: RunStart, *, sessionful: bool, child: bool, continuation_allowed: bool
 ) -> NewRun:
@@ -151,17 +170,8 @@ def check_run_start(
         raise InvalidArgumentError("run.session_id is required")
     if not sessionful and run.session_id:
         raise InvalidArgumentError("run.session_id must be empty for a one-shot start")
-    if child and not run.parent_run_id:
-        raise InvalidArgumentError("run.parent_run_id is required for a child start")
-    if not child and run.parent_run_id:
-        raise InvalidArgumentError("run.parent_run_id must be empty for a root start")
-    if child and run.parent_run_id == run.run_id:
-        raise InvalidArgumentError("run.parent_run_id must differ from run.run_id")
-    if run.predecessor_run_id:
-        if not continuation_allowed:
-            raise InvalidArgumentError("run.predecessor_run_id must be empty for a one-shot start")
-        if run.predecessor_run_id == run.run_id:
-            raise InvalidArgumentError("run.predecessor_run_id must differ from run.run_id")
+    _check_parent(run, child=child)
+    _check_predecessor(run, continuation_allowed=continuation_allowed)
     return NewRun(
         run_id=run.run_id,
         agent_id=run.agent_id,
@@ -200,8 +210,10 @@ def check_canceled_record(record: Record, run: NewRun) -> NewRecord:
         raise InvalidArgumentError("canceled.timestamp must equal run.started_at")
     if payload.run_status != RunStatus.CANCELED:
         raise InvalidArgumentError("canceled must be a run_completed with status canceled")
-    if payload.cancellation_reason != "session_ended":
-        raise InvalidArgumentError("canceled must carry cancellation reason 'session_ended'")
+    if payload.cancellation_reason != CancellationReason.SESSION_ENDED:
+        raise InvalidArgumentError(
+            f"canceled must carry cancellation reason {CancellationReason.SESSION_ENDED.value!r}"
+        )
     if payload.labels != run.labels:
         raise InvalidArgumentError("canceled labels must equal run.labels")
     return canceled

@@ -1,7 +1,8 @@
-"""The SQL storage layer: the only code that knows SQL."""
+"""The SQL storage layer: the only code that knows SQL (docs/architecture.md)."""
 
 from .engine import create_engine
 from .migrate import upgrade_schema
 from .store import SqlStore
+from .unit_of_work import is_transient
 
-__all__ = ["SqlStore", "create_engine", "upgrade_schema"]
+__all__ = ["SqlStore", "create_engine", "is_transient", "upgrade_schema"]

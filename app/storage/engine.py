@@ -1,4 +1,4 @@
-"""One engine setup for both databases, and the classification of transient errors.
+"""One engine setup for both databases.
 
 SQLite: WAL, ``foreign_keys=ON``, ``busy_timeout``; write transactions start with
 ``BEGIN IMMEDIATE`` so they serialise at their first statement instead of failing at
@@ -9,6 +9,8 @@ commit. PostgreSQL: psycopg 3, READ COMMITTED; writers serialise on
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -19,13 +21,6 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 WRITE_OPTION: Final = "runtime_store_write"
 
 SQLITE_BUSY_TIMEOUT_MS: Final = 30_000
-
-# SQLSTATEs worth retrying: serialization failure, deadlock, lock timeout,
-# statement timeout, admin shutdown / crash shutdown / cannot connect now; classes 08
-# (connection exceptions) and 53 (insufficient resources) are matched by prefix.
-_TRANSIENT_SQLSTATES: Final = frozenset(
-    {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
-)
 
 
 def normalize_url(url: str | URL) -> URL:
@@ -99,17 +94,15 @@ def _sqlite_engine(url: URL, **kwargs: Any) -> Engine:
     return engine
 
 
-def is_transient(exc: sa.exc.DBAPIError) -> bool:
-    """Whether a database error is worth retrying (and answered ``unavailable``)."""
-    if exc.connection_invalidated:
-        return True
-    sqlstate = getattr(exc.orig, "sqlstate", None)
-    if isinstance(sqlstate, str):
-        return sqlstate in _TRANSIENT_SQLSTATES or sqlstate[:2] in ("08", "53")
-    if isinstance(exc, sa.exc.OperationalError):
-        if type(exc.orig).__module__.startswith("sqlite3"):
-            message = str(exc.orig).lower()
-            return "locked" in message or "busy" in message
-        # psycopg raises OperationalError without a SQLSTATE when the connection fails.
-        return True
-    return False
+class DatabaseError(Exception):
+    """A database that cannot be used; ``str()`` is one line that says why."""
+
+
+@contextmanager
+def database_errors() -> Iterator[None]:
+    """Turn SQLAlchemy's errors into a ``DatabaseError`` with the driver's first line."""
+    try:
+        yield
+    except sa.exc.SQLAlchemyError as exc:
+        reason = str(exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc).splitlines()[0]
+        raise DatabaseError(reason) from exc

@@ -7,7 +7,29 @@ positions and record IDs under the row lock of the transaction that writes the r
 
 from __future__ import annotations
 
+import enum
+
 import sqlalchemy as sa
+
+from app.domain.tokens import Role
+from runtime_store_client import RunStartOutcome, RunStatus, SessionStatus
+
+
+class SessionRowStatus(enum.StrEnum):
+    """A session row's status: the contract's two, and ``purged`` for a tombstone row."""
+
+    ACTIVE = SessionStatus.ACTIVE.value
+    ENDED = SessionStatus.ENDED.value
+    PURGED = "purged"
+
+
+def _one_of(column: str, values: type[enum.StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(str(value)) for value in values)})"
+
+
+#: Column info of the columns a state change may update (app/storage/rows.py derives the
+#: UPDATE statements from it); every other column is fixed when the row is inserted.
+MUTABLE = {"mutable": True}
 
 metadata = sa.MetaData(
     naming_convention={
@@ -27,13 +49,13 @@ sessions = sa.Table(
     metadata,
     sa.Column("session_id", sa.Text(), primary_key=True),
     # active | ended | purged: a purged row is the session's tombstone, kept forever.
-    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False, info=MUTABLE),
     sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
-    sa.Column("ended_at_ms", sa.BigInteger(), nullable=True),
+    sa.Column("ended_at_ms", sa.BigInteger(), nullable=True, info=MUTABLE),
     sa.Column("purged_at_ms", sa.BigInteger(), nullable=True),
     # Last session position handed out; the session list pages on it.
-    sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0"),
-    sa.CheckConstraint("status IN ('active', 'ended', 'purged')", name="status"),
+    sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0", info=MUTABLE),
+    sa.CheckConstraint(_one_of("status", SessionRowStatus), name="status"),
 )
 
 runs = sa.Table(
@@ -44,25 +66,23 @@ runs = sa.Table(
     # NULL for sessionless (one-shot) runs.
     sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=True),
     sa.Column("parent_run_id", sa.Text(), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False, info=MUTABLE),
     sa.Column("start_outcome", sa.String(8), nullable=False),
     sa.Column("started_at_ms", sa.BigInteger(), nullable=False),
-    sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
+    sa.Column("updated_at_ms", sa.BigInteger(), nullable=False, info=MUTABLE),
     # Canonical JSON text of the label map (sorted keys), compared as a string.
     sa.Column("labels", sa.Text(), nullable=False, server_default="{}"),
-    sa.Column("cancellation_reason", sa.Text(), nullable=False),
+    sa.Column("cancellation_reason", sa.Text(), nullable=False, info=MUTABLE),
     # Last record ID handed out for this run.
-    sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0"),
+    sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0", info=MUTABLE),
     # Remembered lifecycle keys (CONTRACT.md 1.8).
     sa.Column("start_key", sa.Text(), nullable=False),
     sa.Column("parent_link_key", sa.Text(), nullable=True),
-    sa.Column("cancellation_key", sa.Text(), nullable=True),
-    sa.Column("suspension_key", sa.Text(), nullable=True),
-    sa.Column("terminal_key", sa.Text(), nullable=True),
-    sa.CheckConstraint(
-        "status IN ('running', 'suspended', 'completed', 'failed', 'canceled')", name="status"
-    ),
-    sa.CheckConstraint("start_outcome IN ('proceed', 'stop')", name="start_outcome"),
+    sa.Column("cancellation_key", sa.Text(), nullable=True, info=MUTABLE),
+    sa.Column("suspension_key", sa.Text(), nullable=True, info=MUTABLE),
+    sa.Column("terminal_key", sa.Text(), nullable=True, info=MUTABLE),
+    sa.CheckConstraint(_one_of("status", RunStatus), name="status"),
+    sa.CheckConstraint(_one_of("start_outcome", RunStartOutcome), name="start_outcome"),
     sa.Index(None, "session_id", "started_at_ms", "run_id"),
     sa.Index(None, "session_id", "status"),
     sa.Index(None, "parent_run_id"),
@@ -128,7 +148,7 @@ api_tokens = sa.Table(
     sa.Column("digest", sa.String(64), nullable=False, unique=True),
     sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
     sa.Column("revoked_at_ms", sa.BigInteger(), nullable=True),
-    sa.CheckConstraint("role IN ('admin', 'worker', 'reader')", name="role"),
+    sa.CheckConstraint(_one_of("role", Role), name="role"),
 )
 
 memory_batches = sa.Table(

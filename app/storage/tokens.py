@@ -1,68 +1,38 @@
-"""Bearer tokens with roles, stored only as keyed hashes.
+"""Token storage: HMAC-SHA256 digests of bearer tokens under the service's token key.
 
-A token is ``rst_`` followed by 43 URL-safe characters (256 random bits): recognisable in a
-leaked log or a secret scanner, and impossible to guess. The database keeps the
-HMAC-SHA256 of the token under the service's token key, so a copy of the database alone
-cannot be used to authenticate.
+The database keeps only the digest, so a copy of the database alone cannot be used to
+authenticate. Every command runs in the unit of work, with its retries and its
+``unavailable`` answer when the database does not answer.
 """
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.domain.times import from_millis, now_millis
+from app.domain.tokens import TOKEN_PREFIX, Role, TokenError, TokenInfo
+from runtime_store_client import UnavailableError
 
 from .schema import api_tokens
+from .unit_of_work import Tx, UnitOfWork
 
-TOKEN_PREFIX = "rst_"
+T = TypeVar("T")
 
-
-class Role(enum.StrEnum):
-    ADMIN = "admin"
-    WORKER = "worker"
-    READER = "reader"
-
-
-class Permission(enum.StrEnum):
-    READ = "read"
-    WRITE = "write"
-    ADMIN = "admin"
-
-
-PERMISSIONS: dict[Role, frozenset[Permission]] = {
-    Role.ADMIN: frozenset(Permission),
-    Role.WORKER: frozenset({Permission.READ, Permission.WRITE}),
-    Role.READER: frozenset({Permission.READ}),
-}
-
-
-class TokenError(ValueError):
-    """A token command that cannot be carried out (name taken, unknown name, no key)."""
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    """What may be shown of a token: never the secret."""
-
-    name: str
-    role: Role
-    created_at: datetime
-    revoked_at: datetime | None
+_BY_NAME = sa.select(api_tokens.c.name).where(api_tokens.c.name == sa.bindparam("name"))
 
 
 class Tokens:
     """Token administration and authentication over one engine."""
 
     def __init__(self, engine: Engine, key: str | None) -> None:
-        self._engine = engine
+        self._uow = UnitOfWork(engine, clock=now_millis)
         self._key = key.encode() if key else None
 
     def _digest(self, token: str) -> str:
@@ -78,23 +48,21 @@ class Tokens:
         if not name:
             raise TokenError("a token needs a name")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        try:
-            with self._engine.begin() as conn:
-                conn.execute(
-                    api_tokens.insert().values(
-                        name=name,
-                        role=Role(role).value,
-                        digest=self._digest(token),
-                        created_at_ms=now_millis(),
-                    )
-                )
-        except sa.exc.IntegrityError:
-            raise TokenError(f"a token named {name!r} already exists") from None
+        row = {"name": name, "role": Role(role).value, "digest": self._digest(token)}
+
+        def operation(tx: Tx) -> None:
+            # A name taken by a concurrent create is seen here on the unit of work's retry.
+            if tx.conn.execute(_BY_NAME, {"name": name}).first() is not None:
+                raise TokenError(f"a token named {name!r} already exists")
+            tx.conn.execute(api_tokens.insert().values(created_at_ms=tx.now_ms, **row))
+
+        self._uow.write(operation)
         return token
 
     def list(self) -> list[TokenInfo]:
-        with self._engine.connect() as conn:
-            rows = conn.execute(sa.select(api_tokens).order_by(api_tokens.c.name)).all()
+        rows = self._uow.read(
+            lambda tx: tx.conn.execute(sa.select(api_tokens).order_by(api_tokens.c.name)).all()
+        )
         return [
             TokenInfo(
                 name=row.name,
@@ -106,31 +74,44 @@ class Tokens:
         ]
 
     def revoke(self, name: str) -> None:
-        with self._engine.begin() as conn:
-            found = conn.execute(
+        def operation(tx: Tx) -> int:
+            return tx.conn.execute(
                 api_tokens.update()
                 .where(api_tokens.c.name == name)
-                .values(revoked_at_ms=sa.func.coalesce(api_tokens.c.revoked_at_ms, now_millis()))
+                .values(revoked_at_ms=sa.func.coalesce(api_tokens.c.revoked_at_ms, tx.now_ms))
             ).rowcount
-        if not found:
+
+        if not self._uow.write(operation):
             raise TokenError(f"no token named {name!r}")
 
     def any_configured(self) -> bool:
-        """Whether any token was ever created (revoked ones count: auth stays on)."""
-        with self._engine.connect() as conn:
-            return conn.execute(sa.select(api_tokens.c.name).limit(1)).first() is not None
+        """Whether any token was ever created (revoked ones count: auth stays on).
+
+        ``unavailable`` when the database cannot answer, whatever the reason (down, or no
+        schema yet): nobody gets in until it does.
+        """
+        return self._answered(
+            lambda tx: tx.conn.execute(sa.select(api_tokens.c.name).limit(1)).first() is not None
+        )
 
     def authenticate(self, token: str) -> tuple[str, Role] | None:
         """The name and role of an active token, or ``None``."""
         if not token.startswith(TOKEN_PREFIX) or self._key is None:
             return None
         digest = self._digest(token)
-        with self._engine.connect() as conn:
-            row = conn.execute(
+        row = self._answered(
+            lambda tx: tx.conn.execute(
                 sa.select(api_tokens.c.name, api_tokens.c.role, api_tokens.c.digest).where(
                     api_tokens.c.digest == digest, api_tokens.c.revoked_at_ms.is_(None)
                 )
             ).first()
+        )
         if row is None or not hmac.compare_digest(row.digest, digest):
             return None
         return row.name, Role(row.role)
+
+    def _answered(self, operation: Callable[[Tx], T]) -> T:
+        try:
+            return self._uow.read(operation)
+        except sa.exc.SQLAlchemyError as exc:
+            raise UnavailableError("cannot check credentials: the database is unavailable") from exc

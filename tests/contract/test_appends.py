@@ -41,6 +41,14 @@ from tests.contract.builders import (
     terminal_record,
 )
 
+#: The append tests also run on PostgreSQL with statement observers attached, as tracing
+#: attaches them: an observed service must take the same append path and behave the same.
+pytestmark = pytest.mark.parametrize(
+    "store",
+    ["sqlite", "postgres", "postgres-observed", "http-sqlite", "http-postgres"],
+    indirect=True,
+)
+
 # --------------------------------------------------------------------------- helpers
 
 

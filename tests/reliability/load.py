@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
-from typing import ParamSpec, TypeVar
+from typing import Final, ParamSpec, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -60,7 +60,7 @@ from tests.contract.builders import (
     terminal_record,
 )
 
-from .cluster import Replica, Traffic, balanced_store
+from .cluster import Balancer, Replica, Traffic, balanced_store
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -517,6 +517,26 @@ class Worker:
 # --- running it --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LoadShape:
+    """How much load runs and how patient its clients are.
+
+    ``workers`` threads each stop after ``duration`` seconds or ``max_episodes`` episodes;
+    ``lossy``: a first write may come back as an exact retry (see ``Worker``); ``retries``
+    and ``deadline`` are the clients' retry budget.
+    """
+
+    workers: int = 8
+    duration: float = 15.0
+    max_episodes: int = 400
+    lossy: bool = False
+    retries: int = 3
+    deadline: float = 30.0
+
+
+DEFAULT_SHAPE: Final = LoadShape()
+
+
 @dataclass
 class LoadResult:
     ledger: Ledger
@@ -526,30 +546,41 @@ class LoadResult:
     elapsed: float
 
 
+@dataclass
+class Crew:
+    """Who issues the load: the host, the tailing reader and the workers."""
+
+    host: Host
+    reader: Reader
+    workers: list[Worker]
+
+    def ledgers(self) -> list[Ledger]:
+        return [self.host.ledger, self.reader.ledger, *(worker.ledger for worker in self.workers)]
+
+    def stores(self) -> list[HttpStore]:
+        return [self.host.store, self.reader.store, *(worker.store for worker in self.workers)]
+
+
 def run_load(
     cluster: Sequence[Replica],
     *,
     seed: int,
-    workers: int = 8,
-    duration: float = 15.0,
-    max_episodes: int = 400,
-    lossy: bool = False,
-    retries: int = 3,
-    deadline: float = 30.0,
+    shape: LoadShape = DEFAULT_SHAPE,
     disrupt: Callable[[threading.Event], None] | None = None,
 ) -> LoadResult:
-    """Run the load for ``duration`` seconds (each worker also stops at ``max_episodes``).
+    """Run the load for ``shape.duration`` seconds (each worker also stops at
+    ``shape.max_episodes``).
 
     ``disrupt`` runs in its own thread with an event set when the workers are done; the
     host and the reader stop after the workers, so the reader's last read sees everything.
     """
     started = time.monotonic()
     ledger, traffic = Ledger(), Traffic()
-    balancers = []
+    balancers: list[Balancer] = []
 
     def client(offset: int) -> HttpStore:
         store, balancer = balanced_store(
-            cluster, seed * 1000 + offset, retries=retries, deadline=deadline
+            cluster, seed * 1000 + offset, retries=shape.retries, deadline=shape.deadline
         )
         balancers.append(balancer)
         return store
@@ -558,14 +589,43 @@ def run_load(
     admin = client(0)
     admin.create_session(reader_session, at(0))
     sessions = Sessions(reader_session)
-    host = Host(client(1), sessions, seed)
-    reader = Reader(client(2), reader_session)
-    crew = [
-        Worker(f"w{seed}-{index}", client(10 + index), sessions, seed * 1000 + index, lossy=lossy)
-        for index in range(workers)
-    ]
+    crew = Crew(
+        Host(client(1), sessions, seed),
+        Reader(client(2), reader_session),
+        [
+            Worker(
+                f"w{seed}-{index}",
+                client(10 + index),
+                sessions,
+                seed * 1000 + index,
+                lossy=shape.lossy,
+            )
+            for index in range(shape.workers)
+        ],
+    )
+    run_threads(crew, shape, disrupt, ledger, started)
+    for part in crew.ledgers():
+        ledger.merge(part)
+    ledger.operations += 1  # the reader session's creation
+    for store in (admin, *crew.stores()):
+        store.close()
+    for balancer in balancers:
+        traffic.add(balancer.traffic)
+    return LoadResult(ledger, traffic, crew.reader, sessions, time.monotonic() - started)
+
+
+def run_threads(
+    crew: Crew,
+    shape: LoadShape,
+    disrupt: Callable[[threading.Event], None] | None,
+    ledger: Ledger,
+    started: float,
+) -> None:
+    """Run the crew (and ``disrupt``) in threads until the workers are done, then stop the
+    rest; a thread still alive past its bound is a problem of ``ledger``."""
     workers_done, background_done = threading.Event(), threading.Event()
-    stop_at = time.monotonic() + duration
+    stop_at = time.monotonic() + shape.duration
+    host, reader = crew.host, crew.reader
     background = [
         threading.Thread(target=guarded(ledger, "host", lambda: host.run(background_done))),
         threading.Thread(target=guarded(ledger, "reader", lambda: reader.run(background_done))),
@@ -576,13 +636,13 @@ def run_load(
         )
     threads = [
         threading.Thread(
-            target=guarded(ledger, worker.name, partial(worker.run, stop_at, max_episodes))
+            target=guarded(ledger, worker.name, partial(worker.run, stop_at, shape.max_episodes))
         )
-        for worker in crew
+        for worker in crew.workers
     ]
     for thread in [*background, *threads]:
         thread.start()
-    limit = duration + deadline + 60
+    limit = shape.duration + shape.deadline + 60
     for thread in threads:
         thread.join(timeout=max(1.0, started + limit - time.monotonic()))
     workers_done.set()
@@ -590,18 +650,10 @@ def run_load(
         background[-1].join(timeout=60)
     background_done.set()
     for thread in background:
-        thread.join(timeout=deadline + 30)
+        thread.join(timeout=shape.deadline + 30)
     for thread in [*background, *threads]:
         if thread.is_alive():
             ledger.problems.append(f"a load thread did not stop within its bound: {thread.name}")
-    for part in (host.ledger, reader.ledger, *(worker.ledger for worker in crew)):
-        ledger.merge(part)
-    ledger.operations += 1  # the reader session's creation
-    for store in (admin, host.store, reader.store, *(worker.store for worker in crew)):
-        store.close()
-    for balancer in balancers:
-        traffic.add(balancer.traffic)
-    return LoadResult(ledger, traffic, reader, sessions, time.monotonic() - started)
 
 
 # --- the checks --------------------------------------------------------------------------
@@ -638,43 +690,76 @@ def check_ledger(engine: Engine, store: SqlStore, ledger: Ledger, findings: Find
     """Every write seen to succeed is stored once with its ID; nothing else is stored;
     every refused write left no trace; every run ends as its worker expects."""
     problems = findings.problems
+    written = written_by_run(ledger, problems)
+    refused: dict[str, list[Refused]] = {}
+    for r in ledger.refused:
+        refused.setdefault(r.run_id, []).append(r)
+    check_stored_runs(engine, ledger, problems)
+    for run_id in sorted(set(ledger.expected) | set(written)):
+        stored = all_records(store, run_id)
+        findings.records_checked += len(stored)
+        findings.runs_checked += 1
+        check_records(run_id, stored, written.get(run_id, {}), refused.get(run_id, []), problems)
+        expected = ledger.expected.get(run_id)
+        if expected is not None:
+            check_run(store, run_id, expected, problems)
+
+
+def written_by_run(ledger: Ledger, problems: list[str]) -> dict[str, dict[str, Written]]:
+    """The writes seen to succeed by run and event key; a key given two IDs is a problem."""
     written: dict[str, dict[str, Written]] = {}
     for w in ledger.written:
         earlier = written.setdefault(w.record.run_id, {}).setdefault(w.record.event_key, w)
         if earlier.id != w.id:
             problems.append(f"{w.record.run_id}/{w.record.event_key} got IDs {earlier.id}, {w.id}")
-    refused: dict[str, list[Refused]] = {}
-    for r in ledger.refused:
-        refused.setdefault(r.run_id, []).append(r)
+    return written
+
+
+def check_stored_runs(engine: Engine, ledger: Ledger, problems: list[str]) -> None:
+    """Every stored run is one whose start a worker saw succeed."""
     with engine.connect() as conn:
         stored_runs = set(conn.execute(sa.select(runs.c.run_id)).scalars())
     for run_id in sorted(stored_runs - set(ledger.expected)):
         problems.append(f"run {run_id} is stored but no worker saw its start succeed")
-    for run_id in sorted(set(ledger.expected) | set(written)):
-        stored = all_records(store, run_id)
-        findings.records_checked += len(stored)
-        findings.runs_checked += 1
-        if [r.id for r in stored] != [str(i) for i in range(1, len(stored) + 1)]:
-            problems.append(f"run {run_id} has record IDs {[r.id for r in stored]}")
-        twice = [key for key, n in Counter(r.event_key for r in stored).items() if n > 1]
-        if twice:
-            problems.append(f"run {run_id} stores event keys {twice} more than once")
-        by_key = {r.event_key: r for r in stored}
-        mine = written.get(run_id, {})
-        for key, w in mine.items():
-            found = by_key.get(key)
-            if found is None:
-                problems.append(f"{run_id}/{key} succeeded with ID {w.id} but is not stored")
-            elif found.id != w.id or not found.same_as(w.record):
-                problems.append(f"{run_id}/{key} succeeded as ID {w.id}, stored as {found}")
-        for key in sorted(set(by_key) - set(mine)):
-            problems.append(f"{run_id}/{key} is stored but no worker saw it succeed")
-        for r in refused.get(run_id, []):
-            if r.event_key in by_key and r.event_key not in mine:
-                problems.append(f"{run_id}/{r.event_key} was refused ({r.code}) yet stored")
-        expected = ledger.expected.get(run_id)
-        if expected is not None:
-            check_run(store, run_id, expected, problems)
+
+
+def check_records(
+    run_id: str,
+    stored: list[Record],
+    mine: dict[str, Written],
+    refused: list[Refused],
+    problems: list[str],
+) -> None:
+    """A run's stored records against the writes its worker saw succeed and refused."""
+    check_record_ids(run_id, stored, problems)
+    by_key = {r.event_key: r for r in stored}
+    check_written_stored(run_id, by_key, mine, problems)
+    for key in sorted(set(by_key) - set(mine)):
+        problems.append(f"{run_id}/{key} is stored but no worker saw it succeed")
+    for r in refused:
+        if r.event_key in by_key and r.event_key not in mine:
+            problems.append(f"{run_id}/{r.event_key} was refused ({r.code}) yet stored")
+
+
+def check_record_ids(run_id: str, stored: list[Record], problems: list[str]) -> None:
+    """A run's record IDs are 1, 2, 3, ... and each event key is stored once."""
+    if [r.id for r in stored] != [str(i) for i in range(1, len(stored) + 1)]:
+        problems.append(f"run {run_id} has record IDs {[r.id for r in stored]}")
+    twice = [key for key, n in Counter(r.event_key for r in stored).items() if n > 1]
+    if twice:
+        problems.append(f"run {run_id} stores event keys {twice} more than once")
+
+
+def check_written_stored(
+    run_id: str, by_key: dict[str, Record], mine: dict[str, Written], problems: list[str]
+) -> None:
+    """Every write seen to succeed is stored, as sent, with the ID it was given."""
+    for key, w in mine.items():
+        found = by_key.get(key)
+        if found is None:
+            problems.append(f"{run_id}/{key} succeeded with ID {w.id} but is not stored")
+        elif found.id != w.id or not found.same_as(w.record):
+            problems.append(f"{run_id}/{key} succeeded as ID {w.id}, stored as {found}")
 
 
 def check_run(store: SqlStore, run_id: str, expected: Expected, problems: list[str]) -> None:

@@ -15,7 +15,7 @@ from runtime_store_client import HttpStore, MemoryEvent, UnavailableError
 from tests.contract.builders import T0, new_session, record, start_root
 
 from .cluster import Database, Replica, replicas
-from .load import check_load, figures, run_load, seed_from_environment
+from .load import LoadShape, check_load, figures, run_load, seed_from_environment
 
 SEED = seed_from_environment(2)
 MAX_KILLS = 12
@@ -49,11 +49,7 @@ def test_replicas_killed_at_random_moments_lose_no_acknowledged_write_and_store_
         load = run_load(
             cluster,
             seed=SEED,
-            workers=8,
-            duration=20.0,
-            lossy=True,
-            retries=100,
-            deadline=90.0,
+            shape=LoadShape(workers=8, duration=20.0, lossy=True, retries=100, deadline=90.0),
             disrupt=killer(cluster, SEED, kills),
         )
         restarts = sum(replica.starts - 1 for replica in cluster)

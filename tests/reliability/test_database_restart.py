@@ -22,7 +22,7 @@ from runtime_store_client import HttpStore, SessionNotFoundError, UnavailableErr
 from tests.contract.builders import T0
 
 from .cluster import Database, Replica, replicas, service_role
-from .load import Unexpected, check_load, figures, run_load, seed_from_environment
+from .load import LoadShape, Unexpected, check_load, figures, run_load, seed_from_environment
 
 SEED = seed_from_environment(3)
 #: (seconds after the load starts, what happens, how long an outage holds)
@@ -56,48 +56,58 @@ def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
     return False
 
 
+def terminate(database: Database, seen: Disruptions) -> None:
+    """One round of ``pg_terminate_backend`` over the test's database."""
+    seen.terminations += 1
+    seen.backends_terminated += database.terminate_connections()
+
+
+def probe_write(cluster: Sequence[Replica], seen: Disruptions) -> None:
+    """A session creation in an outage must answer ``503 unavailable``."""
+    probe = f"probe-{seen.outages}"
+    seen.probe_sessions.append(probe)
+    with HttpStore(cluster[0].base_url, retries=0) as store:
+        try:
+            store.create_session(probe, T0)
+        except UnavailableError as exc:
+            if exc.status != 503:
+                raise Unexpected(f"an outage write answered {exc.status}") from exc
+            seen.writes_unavailable += 1
+        else:
+            raise Unexpected("a write succeeded while no connection could be made")
+
+
+def outage(database: Database, cluster: Sequence[Replica], seen: Disruptions, hold: float) -> None:
+    """No connection can be made for ``hold`` seconds: /readyz and writes answer 503, then
+    /readyz answers 200 again once connections are allowed."""
+    seen.outages += 1
+    database.allow_connections(False)
+    try:
+        terminate(database, seen)
+        if not wait_until(lambda: all(r.ready() == 503 for r in cluster), 10):
+            raise Unexpected("/readyz kept answering 200 while no connection could be made")
+        seen.readyz_unavailable += len(cluster)
+        probe_write(cluster, seen)
+        time.sleep(hold)
+    finally:
+        database.allow_connections(True)
+    if not wait_until(lambda: all(r.ready() == 200 for r in cluster), 15):
+        raise Unexpected("/readyz did not answer 200 again after connections were allowed")
+    seen.readyz_recovered += len(cluster)
+
+
 def disruptor(
     database: Database, cluster: Sequence[Replica], seen: Disruptions
 ) -> Callable[[Event], None]:
-    def terminate() -> None:
-        seen.terminations += 1
-        seen.backends_terminated += database.terminate_connections()
-
-    def outage(hold: float) -> None:
-        seen.outages += 1
-        database.allow_connections(False)
-        try:
-            terminate()
-            if not wait_until(lambda: all(r.ready() == 503 for r in cluster), 10):
-                raise Unexpected("/readyz kept answering 200 while no connection could be made")
-            seen.readyz_unavailable += len(cluster)
-            probe = f"probe-{seen.outages}"
-            seen.probe_sessions.append(probe)
-            with HttpStore(cluster[0].base_url, retries=0) as store:
-                try:
-                    store.create_session(probe, T0)
-                except UnavailableError as exc:
-                    if exc.status != 503:
-                        raise Unexpected(f"an outage write answered {exc.status}") from exc
-                    seen.writes_unavailable += 1
-                else:
-                    raise Unexpected("a write succeeded while no connection could be made")
-            time.sleep(hold)
-        finally:
-            database.allow_connections(True)
-        if not wait_until(lambda: all(r.ready() == 200 for r in cluster), 15):
-            raise Unexpected("/readyz did not answer 200 again after connections were allowed")
-        seen.readyz_recovered += len(cluster)
-
     def disrupt(done: Event) -> None:
         started = time.monotonic()
         for at, action, hold in SCHEDULE:
             if done.wait(max(0.0, started + at - time.monotonic())):
                 return
             if action == "outage":
-                outage(hold)
+                outage(database, cluster, seen, hold)
             else:
-                terminate()
+                terminate(database, seen)
 
     return disrupt
 
@@ -114,11 +124,7 @@ def test_cut_database_connections_answer_503_then_recover_and_retries_complete_e
         load = run_load(
             cluster,
             seed=SEED,
-            workers=8,
-            duration=18.0,
-            lossy=True,
-            retries=100,
-            deadline=90.0,
+            shape=LoadShape(workers=8, duration=18.0, lossy=True, retries=100, deadline=90.0),
             disrupt=disruptor(database, cluster, seen),
         )
         assert [replica.pid for replica in cluster] == pids

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .cluster import Database, replicas
-from .load import check_load, figures, run_load, seed_from_environment
+from .load import LoadShape, check_load, figures, run_load, seed_from_environment
 
 SEED = seed_from_environment(1)
 
@@ -14,7 +14,7 @@ def test_two_replicas_under_load_store_each_acknowledged_write_once_and_refused_
     database: Database, tmp_path: Path
 ) -> None:
     with replicas(database.url, tmp_path) as cluster:
-        load = run_load(cluster, seed=SEED, workers=8, duration=15.0)
+        load = run_load(cluster, seed=SEED, shape=LoadShape(workers=8, duration=15.0))
     engine = database.engine()
     try:
         findings = check_load(engine, load)

@@ -14,10 +14,11 @@ from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.domain.tokens import TOKEN_PREFIX, Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import create_engine, upgrade_schema
-from app.storage.tokens import TOKEN_PREFIX, Role, Tokens
+from app.storage.tokens import Tokens
 from runtime_store_client import (
     AuthError,
     Checkpoint,

@@ -46,10 +46,11 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 from sqlalchemy.engine import Engine
 
 from app.api.problems import PROBLEM_JSON, STATUS_OF
+from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import create_engine
-from app.storage.tokens import Role, Tokens
+from app.storage.tokens import Tokens
 from tests.security import fresh_postgres_url, fresh_sqlite_url
 
 #: Examples per operation in each schemathesis pass (positive, negative) and in each of the
@@ -254,33 +255,54 @@ def _run_write(draw: Draw, label: str, run_id: str) -> dict[str, Any]:
     return {"status": status, "record": record}
 
 
+def _steered_path(label: str, path: dict[str, Any], draw: Draw) -> dict[str, Any]:
+    """The path parameters with IDs drawn from the pools."""
+    steered = dict(path)
+    if "session_id" in steered:
+        pool = _ENDED_SESSIONS if label.endswith("/end") else _SESSIONS
+        steered["session_id"] = draw(st.sampled_from(pool))
+    if "run_id" in steered:
+        steered["run_id"] = draw(st.sampled_from(_RUNS))
+    if "agent_id" in steered:
+        steered["agent_id"] = _AGENT
+    return steered
+
+
+def _steer_memory_events(body: dict[str, Any], draw: Draw) -> None:
+    """Give every event of a memory write a time from the range, in place."""
+    events = body.get("events")
+    for event in events if isinstance(events, list) else []:
+        if isinstance(event, dict):
+            event["timestamp"] = draw(_TIMES)
+
+
+def _steered_body(
+    label: str, body: dict[str, Any], path: dict[str, Any], draw: Draw
+) -> dict[str, Any] | None:
+    """A new body for the operation, or ``None`` when ``body`` stays (maybe edited in place)."""
+    if label == "POST /v1/sessions":
+        return {"session_id": draw(st.sampled_from(_SESSIONS)), "created_at": draw(_TIMES)}
+    if label.endswith("/end"):
+        return {"ended_at": draw(_TIMES)}
+    if label.endswith("-starts"):
+        return _start(draw, child="child" in label, one_shot="one-shot" in label)
+    if label.startswith("POST /v1/runs/{run_id}/"):
+        return _run_write(draw, label, path["run_id"])
+    if label.endswith("/memory"):
+        _steer_memory_events(body, draw)
+    return None
+
+
 def steer(case: Case[Any], draw: Draw) -> None:
     """Rewrite a generated case into a request that passes validation most of the time."""
     label = case.operation.label
-    path: dict[str, Any] = dict(case.path_parameters or {})
-    if "session_id" in path:
-        pool = _ENDED_SESSIONS if label.endswith("/end") else _SESSIONS
-        path["session_id"] = draw(st.sampled_from(pool))
-    if "run_id" in path:
-        path["run_id"] = draw(st.sampled_from(_RUNS))
-    if "agent_id" in path:
-        path["agent_id"] = _AGENT
+    path = _steered_path(label, case.path_parameters or {}, draw)
     case.path_parameters = path
     if not isinstance(case.body, dict):
         return
-    if label == "POST /v1/sessions":
-        case.body = {"session_id": draw(st.sampled_from(_SESSIONS)), "created_at": draw(_TIMES)}
-    elif label.endswith("/end"):
-        case.body = {"ended_at": draw(_TIMES)}
-    elif label.endswith("-starts"):
-        case.body = _start(draw, child="child" in label, one_shot="one-shot" in label)
-    elif label.startswith("POST /v1/runs/{run_id}/"):
-        case.body = _run_write(draw, label, path["run_id"])
-    elif label.endswith("/memory"):
-        events = case.body.get("events")
-        for event in events if isinstance(events, list) else []:
-            if isinstance(event, dict):
-                event["timestamp"] = draw(_TIMES)
+    body = _steered_body(label, case.body, path, draw)
+    if body is not None:
+        case.body = body
 
 
 # --- judging responses -----------------------------------------------------------------

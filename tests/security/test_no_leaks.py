@@ -25,10 +25,11 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 from starlette.testclient import TestClient
 
+from app.domain.tokens import TOKEN_PREFIX, Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import create_engine
-from app.storage.tokens import TOKEN_PREFIX, Role, Tokens
+from app.storage.tokens import Tokens
 from tests.api.wire_builders import (
     append_body,
     create_session,

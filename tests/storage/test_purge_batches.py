@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore
+from app.storage import SqlStore, purge
 from app.storage.verify import verify_database
 from runtime_store_client import RunStatus, SessionPurgedError
 from tests.contract.builders import (
@@ -133,7 +133,7 @@ def test_a_purge_cut_short_is_finished_by_the_next_purge(
     store = SqlStore(engine, purge_batch=BATCH)
     fixture = _ended_session(store)
     # The process dies right after the purge's first transaction.
-    monkeypatch.setattr(store, "_delete_purged_rows", lambda _session_id: None)
+    monkeypatch.setattr(purge, "_delete_purged_rows", lambda _ctx, _session_id: None)
     store.purge_session(fixture.session_id)
 
     assert _left(engine, fixture) == (fixture.records, 1)

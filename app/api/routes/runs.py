@@ -27,19 +27,38 @@ from app.api.schemas import (
     SuspensionRequest,
     TerminalRequest,
 )
-from runtime_store_client import InvalidArgumentError
+from runtime_store_client import (
+    EventConflictError,
+    InvalidArgumentError,
+    RunCancellationConflictError,
+    RunConflictError,
+    RunNotActiveError,
+    RunNotFoundError,
+    RunRecordOwnerMismatchError,
+    RunSessionMismatchError,
+    RunSuspensionConflictError,
+    RunSuspensionNotFoundError,
+    RunTerminalConflictError,
+    SessionNotFoundError,
+    SessionPurgedError,
+)
 
 router = APIRouter(prefix="/v1/runs")
 
 _START_PROBLEMS = (
-    "run_record_owner_mismatch",
-    "run_conflict",
-    "event_conflict",
-    "session_not_found",
-    "run_not_found",
-    "session_purged",
+    RunRecordOwnerMismatchError,
+    RunConflictError,
+    EventConflictError,
+    SessionNotFoundError,
+    RunNotFoundError,
+    SessionPurgedError,
 )
-_WRITE_PROBLEMS = ("run_not_found", "session_purged", "run_record_owner_mismatch", "event_conflict")
+_WRITE_PROBLEMS = (
+    RunNotFoundError,
+    SessionPurgedError,
+    RunRecordOwnerMismatchError,
+    EventConflictError,
+)
 
 
 @router.post(
@@ -82,7 +101,7 @@ async def start_root_run(
     response_model=ChildRunStartResultBody,
     operation_id="start-child-run",
     summary="Start a child run",
-    responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
+    responses=problems(*_START_PROBLEMS, RunNotActiveError, RunSessionMismatchError),
 )
 async def start_child_run(
     body: ChildRunStartRequest, store: StoreDep, offload: OffloadDep
@@ -114,7 +133,7 @@ async def start_child_run(
     operation_id="start-one-shot-run",
     summary="Start a sessionless run",
     responses=problems(
-        "run_record_owner_mismatch", "run_conflict", "event_conflict", "session_purged"
+        RunRecordOwnerMismatchError, RunConflictError, EventConflictError, SessionPurgedError
     ),
 )
 async def start_one_shot_run(
@@ -135,7 +154,7 @@ async def start_one_shot_run(
     response_model=OneShotChildRunStartResultBody,
     operation_id="start-one-shot-child-run",
     summary="Start a sessionless child run",
-    responses=problems(*_START_PROBLEMS, "run_not_active", "run_session_mismatch"),
+    responses=problems(*_START_PROBLEMS, RunNotActiveError, RunSessionMismatchError),
 )
 async def start_one_shot_child_run(
     body: OneShotChildRunStartRequest, store: StoreDep, offload: OffloadDep
@@ -160,7 +179,7 @@ async def start_one_shot_child_run(
     operation_id="append-run-record",
     summary="Append a record",
     tags=["records"],
-    responses=problems(*_WRITE_PROBLEMS, "run_not_active"),
+    responses=problems(*_WRITE_PROBLEMS, RunNotActiveError),
 )
 async def append_run_record(
     run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep, offload: OffloadDep
@@ -187,7 +206,7 @@ async def append_run_record(
     response_model=AppendResultBody,
     operation_id="record-run-cancellation",
     summary="Record a cancellation request",
-    responses=problems(*_WRITE_PROBLEMS, "run_not_active", "run_cancellation_conflict"),
+    responses=problems(*_WRITE_PROBLEMS, RunNotActiveError, RunCancellationConflictError),
 )
 async def record_run_cancellation(
     run_id: RunIdPath, body: CancellationRequest, store: StoreDep, offload: OffloadDep
@@ -212,7 +231,7 @@ async def record_run_cancellation(
     response_model=AppendResultBody,
     operation_id="record-run-suspension",
     summary="Suspend a run",
-    responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict", "run_suspension_conflict"),
+    responses=problems(*_WRITE_PROBLEMS, RunTerminalConflictError, RunSuspensionConflictError),
 )
 async def record_run_suspension(
     run_id: RunIdPath, body: SuspensionRequest, store: StoreDep, offload: OffloadDep
@@ -237,7 +256,7 @@ async def record_run_suspension(
     response_model=AppendResultBody,
     operation_id="record-run-terminal",
     summary="Finish a run",
-    responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
+    responses=problems(*_WRITE_PROBLEMS, RunTerminalConflictError),
 )
 async def record_run_terminal(
     run_id: RunIdPath, body: TerminalRequest, store: StoreDep, offload: OffloadDep
@@ -257,7 +276,7 @@ async def record_run_terminal(
     response_model=RepairResultBody,
     operation_id="repair-run-suspension",
     summary="Repair a suspension",
-    responses=problems(*_WRITE_PROBLEMS, "run_suspension_conflict"),
+    responses=problems(*_WRITE_PROBLEMS, RunSuspensionConflictError),
 )
 async def repair_run_suspension(
     run_id: RunIdPath, body: SuspensionRequest, store: StoreDep, offload: OffloadDep
@@ -283,7 +302,7 @@ async def repair_run_suspension(
     response_model=RepairResultBody,
     operation_id="repair-run-terminal",
     summary="Repair a terminal status",
-    responses=problems(*_WRITE_PROBLEMS, "run_terminal_conflict"),
+    responses=problems(*_WRITE_PROBLEMS, RunTerminalConflictError),
 )
 async def repair_run_terminal(
     run_id: RunIdPath, body: TerminalRequest, store: StoreDep, offload: OffloadDep
@@ -304,7 +323,7 @@ async def repair_run_terminal(
     response_model=RunMetaBody,
     operation_id="load-run",
     summary="Load a run",
-    responses=problems("run_not_found", "session_purged"),
+    responses=problems(RunNotFoundError, SessionPurgedError),
 )
 async def load_run(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> Response:
     """The run's identity, status, start outcome, times, labels and cancellation reason."""
@@ -318,7 +337,7 @@ async def load_run(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> R
     response_model=CheckpointBody,
     operation_id="load-run-suspension",
     summary="Load a suspension checkpoint",
-    responses=problems("run_not_found", "run_suspension_not_found", "session_purged"),
+    responses=problems(RunNotFoundError, RunSuspensionNotFoundError, SessionPurgedError),
 )
 async def load_run_suspension(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> Response:
     """The checkpoint stored with the run's suspension, byte for byte (base64)."""
@@ -332,7 +351,7 @@ async def load_run_suspension(run_id: RunIdPath, store: StoreDep, offload: Offlo
     operation_id="list-run-records",
     summary="List a run's records",
     tags=["records"],
-    responses=problems("run_not_found", "session_purged"),
+    responses=problems(RunNotFoundError, SessionPurgedError),
 )
 async def list_run_records(
     run_id: RunIdPath,

@@ -18,7 +18,14 @@ from app.api.schemas import (
     SessionBody,
     SessionStatusBody,
 )
-from runtime_store_client import RunStatus
+from runtime_store_client import (
+    RunStatus,
+    SessionActiveError,
+    SessionEndedError,
+    SessionHasActiveRunsError,
+    SessionNotFoundError,
+    SessionPurgedError,
+)
 
 router = APIRouter(prefix="/v1/sessions")
 
@@ -30,7 +37,7 @@ router = APIRouter(prefix="/v1/sessions")
     response_model=SessionBody,
     operation_id="create-session",
     summary="Create a session",
-    responses=problems("session_ended", "session_purged"),
+    responses=problems(SessionEndedError, SessionPurgedError),
 )
 async def create_session(
     body: CreateSessionRequest, store: StoreDep, offload: OffloadDep
@@ -51,7 +58,7 @@ async def create_session(
     response_model=SessionBody,
     operation_id="load-session",
     summary="Load a session",
-    responses=problems("session_not_found", "session_purged"),
+    responses=problems(SessionNotFoundError, SessionPurgedError),
 )
 async def load_session(session_id: SessionIdPath, store: StoreDep, offload: OffloadDep) -> Response:
     """The session with its status and times."""
@@ -65,7 +72,7 @@ async def load_session(session_id: SessionIdPath, store: StoreDep, offload: Offl
     response_model=SessionBody,
     operation_id="end-session",
     summary="End a session",
-    responses=problems("session_not_found", "session_purged"),
+    responses=problems(SessionNotFoundError, SessionPurgedError),
 )
 async def end_session(
     session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep, offload: OffloadDep
@@ -85,7 +92,7 @@ async def end_session(
     summary="Purge a session",
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
-    responses=problems("session_not_found", "session_active", "session_has_active_runs"),
+    responses=problems(SessionNotFoundError, SessionActiveError, SessionHasActiveRunsError),
 )
 async def purge_session(session_id: SessionIdPath, store: StoreDep, offload: OffloadDep) -> None:
     """Delete an ended session with its runs, checkpoints and records, in one transaction.
@@ -104,7 +111,7 @@ async def purge_session(session_id: SessionIdPath, store: StoreDep, offload: Off
     response_model=SessionStatusBody,
     operation_id="load-session-status",
     summary="Load a session's status",
-    responses=problems("session_not_found", "session_purged"),
+    responses=problems(SessionNotFoundError, SessionPurgedError),
 )
 async def load_session_status(
     session_id: SessionIdPath, store: StoreDep, offload: OffloadDep
@@ -120,7 +127,7 @@ async def load_session_status(
     response_model=RunPageBody,
     operation_id="list-session-runs",
     summary="List a session's runs",
-    responses=problems("session_not_found", "session_purged"),
+    responses=problems(SessionNotFoundError, SessionPurgedError),
 )
 async def list_session_runs(
     session_id: SessionIdPath,
@@ -150,7 +157,7 @@ async def list_session_runs(
     operation_id="list-session-run-records",
     summary="List a session's records",
     tags=["records"],
-    responses=problems("session_not_found", "session_purged"),
+    responses=problems(SessionNotFoundError, SessionPurgedError),
 )
 async def list_session_run_records(
     session_id: SessionIdPath,

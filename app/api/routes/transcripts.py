@@ -13,7 +13,7 @@ from app.api.deps import CursorQuery, RunIdPath, StoreDep
 from app.api.problems import problems
 from app.api.transcript_schemas import TranscriptPageBody
 from app.storage import SqlStore
-from runtime_store_client import InvalidTranscriptError
+from runtime_store_client import InvalidTranscriptError, RunNotFoundError, SessionPurgedError
 from runtime_store_client.transcript import (
     Message,
     NoTranscriptError,
@@ -42,7 +42,7 @@ class TranscriptCheck(enum.StrEnum):
     operation_id="load-transcript",
     summary="Load a run's transcript",
     response_model=TranscriptPageBody,
-    responses=problems("run_not_found", "session_purged", "invalid_transcript"),
+    responses=problems(RunNotFoundError, SessionPurgedError, InvalidTranscriptError),
 )
 def load_transcript(
     run_id: RunIdPath,

@@ -6,7 +6,8 @@ when it is raised in-process. Only :class:`UnavailableError` is worth retrying.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
@@ -103,6 +104,13 @@ class AuthError(StoreError):
     default_status = 401
 
 
+class PermissionDeniedError(AuthError):
+    """A role that does not allow the call: ``permission_denied``'s one home (403)."""
+
+    default_code = "permission_denied"
+    default_status = 403
+
+
 class NotFoundError(StoreError):
     default_code = "not_found"
     default_status = 404
@@ -186,11 +194,14 @@ class UnavailableError(StoreError):
     default_status = 503
 
 
+#: The class of every contract code (section 6); each code's HTTP status is its class's.
 _BY_CODE: dict[str, type[StoreError]] = {
     cls.default_code: cls
     for cls in (
         InvalidArgumentError,
         InvalidTranscriptError,
+        AuthError,
+        PermissionDeniedError,
         SessionNotFoundError,
         RunNotFoundError,
         RunSuspensionNotFoundError,
@@ -210,11 +221,14 @@ _BY_CODE: dict[str, type[StoreError]] = {
         UnavailableError,
     )
 }
-_BY_CODE["unauthenticated"] = AuthError
-_BY_CODE["permission_denied"] = AuthError
 
 #: Every stable error code the contract defines.
 ERROR_CODES: frozenset[str] = frozenset(_BY_CODE)
+
+#: The HTTP status of every contract code (section 6), read off the error classes.
+STATUS_BY_CODE: Mapping[str, int] = MappingProxyType(
+    {code: cls.default_status for code, cls in _BY_CODE.items()}
+)
 
 
 def error_class_for_code(code: str) -> type[StoreError]:

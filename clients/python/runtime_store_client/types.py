@@ -50,6 +50,15 @@ class RepairOutcome(enum.StrEnum):
     DIFFERENT_TERMINAL = "different_terminal"
 
 
+class CancellationReason(enum.StrEnum):
+    """The cancellation reasons with a meaning (1.2); any other non-empty reason is allowed
+    for an explicit cancellation."""
+
+    USER_REQUESTED = "user_requested"
+    SESSION_ENDED = "session_ended"
+    ENGINE_CANCELED = "engine_canceled"
+
+
 #: Memory event types of CONTRACT.md section 9.
 MEMORY_EVENT_TYPES: frozenset[str] = frozenset(
     {"user_message", "assistant_message", "tool_call", "tool_result", "planner_note", "thinking"}

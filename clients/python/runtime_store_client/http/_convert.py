@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -45,6 +45,7 @@ from ..errors import (
     UnavailableError,
     error_class_for_code,
 )
+from ..times import TimeError, check_time, to_utc
 from ..transcript import Message, TranscriptViolation, decode_message
 from ..types import (
     AppendResult,
@@ -86,13 +87,11 @@ def session_path_id(value: str) -> str:
 
 
 def wire_time(value: datetime, what: str) -> datetime:
-    if not isinstance(value, datetime):
-        raise InvalidArgumentError(f"{what} must be a datetime")
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidArgumentError(f"{what} must be timezone-aware (UTC)")
-    if value.microsecond % 1000:
-        raise InvalidArgumentError(f"{what} has sub-millisecond precision")
-    return value.astimezone(UTC)
+    """A contract time in UTC; one the server would refuse is refused before the request."""
+    try:
+        return to_utc(check_time(value))
+    except TimeError as exc:
+        raise InvalidArgumentError(f"{what} {exc}") from None
 
 
 def wire_payload(payload: bytes, what: str) -> str:
@@ -185,10 +184,6 @@ def _text(value: str | Unset | None) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _utc(value: datetime) -> datetime:
-    return value.astimezone(UTC)
-
-
 def record(body: RecordBody) -> Record:
     return Record(
         id=_text(body.id),
@@ -199,7 +194,7 @@ def record(body: RecordBody) -> Record:
         turn_id=_text(body.turn_id),
         type=body.type_,
         payload=body.payload.encode("utf-8"),
-        timestamp=_utc(body.timestamp),
+        timestamp=to_utc(body.timestamp),
     )
 
 
@@ -265,8 +260,8 @@ def run_meta(body: RunMetaBody) -> RunMeta:
         parent_run_id=body.parent_run_id,
         status=RunStatus(body.status.value),
         start_outcome=RunStartOutcome(body.start_outcome.value),
-        started_at=_utc(body.started_at),
-        updated_at=_utc(body.updated_at),
+        started_at=to_utc(body.started_at),
+        updated_at=to_utc(body.updated_at),
         labels=dict(body.labels.additional_properties),
         cancellation_reason=body.cancellation_reason,
     )
@@ -281,8 +276,8 @@ def session(body: SessionBody) -> Session:
     return Session(
         id=body.id,
         status=SessionStatus(body.status.value),
-        created_at=_utc(body.created_at),
-        ended_at=_utc(ended) if isinstance(ended, datetime) else None,
+        created_at=to_utc(body.created_at),
+        ended_at=to_utc(ended) if isinstance(ended, datetime) else None,
     )
 
 
@@ -305,7 +300,7 @@ def snapshot(body: SnapshotBody) -> Snapshot:
         )
         events.append(
             MemoryEvent(
-                type=item.type_, timestamp=_utc(item.timestamp), data=data, labels=dict(labels)
+                type=item.type_, timestamp=to_utc(item.timestamp), data=data, labels=dict(labels)
             )
         )
     return Snapshot(agent_id=body.agent_id, run_id=body.run_id, events=events)

@@ -1,6 +1,7 @@
 """Transcripts (CONTRACT.md section 10): messages, their strict codec, replay, validators."""
 
-from .messages import (
+from .messages import decode_message, decode_messages, encode_message, encode_messages
+from .model import (
     CacheCheckpointPart,
     Citation,
     CitationLocation,
@@ -18,10 +19,6 @@ from .messages import (
     ThinkingPart,
     ToolResultPart,
     ToolUsePart,
-    decode_message,
-    decode_messages,
-    encode_message,
-    encode_messages,
 )
 from .replay import (
     REPLAY_PAGE_SIZE,

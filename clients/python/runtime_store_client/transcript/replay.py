@@ -24,7 +24,8 @@ from typing import Final, Protocol
 
 from ..errors import InvalidArgumentError, InvalidTranscriptError, StoreError
 from ..types import Page, Record
-from .messages import Message, decode_messages
+from .messages import decode_messages
+from .model import Message
 from .violations import TranscriptRule, TranscriptViolation
 
 TRANSCRIPT_MESSAGES_SEEDED: Final = "transcript_messages_seeded"

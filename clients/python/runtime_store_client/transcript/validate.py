@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import InvalidTranscriptError
-from .messages import Message, Part, Role, ThinkingPart, ToolResultPart, ToolUsePart
+from .model import Message, Part, Role, ThinkingPart, ToolResultPart, ToolUsePart
 from .violations import TranscriptRule, TranscriptViolation
 
 

@@ -1,40 +1,34 @@
-"""The append path's statements on PostgreSQL, sent on the driver connection.
+"""Statements sent on the driver connection, with SQLAlchemy's statement events.
 
 An append runs three statements; SQLAlchemy's execution layer around each (cache lookup,
 parameter processing, result metadata built from ``cursor.description``) costs about
 40 µs of CPU per statement over psycopg's own 20 µs, a third of an in-process append
-(docs/performance.md). These statements are still built with Core and compiled by
-SQLAlchemy, once per dialect; they run inside the SQLAlchemy transaction, on its
+(docs/performance.md). A ``DriverStatement`` is still built with Core and compiled by
+SQLAlchemy, once per dialect; it runs inside the SQLAlchemy transaction, on its
 connection, and errors come back as SQLAlchemy's exceptions (the connection invalidated on
-a disconnect), so the store's retry logic sees no difference.
+a disconnect), so the unit of work's retry logic sees no difference.
 
-Whenever anything observes statements (a ``before_cursor_execute`` or
-``after_cursor_execute`` listener, such as tracing instrumentation or the benchmark's
-mirror check, or SQL logging at INFO), the statement goes through SQLAlchemy instead, so
-observers see every statement.
+It always takes this path, observed or not. Observers get the same events SQLAlchemy
+gives them: every ``before_cursor_execute`` listener of the engine (which may rewrite the
+statement, as with ``retval=True``) and every ``after_cursor_execute`` listener is called
+with the connection, the cursor, the SQL and the parameters, and the statement is logged
+at INFO when the engine logs statements (parameters hidden). Tracing instrumentation and
+the benchmark's mirror check see every statement of a traced or untraced service alike.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import namedtuple
+from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 
-def _observed(conn: Connection) -> bool:
-    dispatch = conn.dispatch
-    return (
-        bool(dispatch.before_cursor_execute)
-        or bool(dispatch.after_cursor_execute)
-        or conn.engine.logger.isEnabledFor(logging.INFO)
-    )
-
-
 class DriverStatement:
-    """One prebuilt statement, executable through SQLAlchemy or on the driver connection."""
+    """One prebuilt statement, executed on the driver connection of a SQLAlchemy one."""
 
     def __init__(self, statement: sa.Select[Any] | sa.Insert) -> None:
         self.statement = statement
@@ -47,7 +41,8 @@ class DriverStatement:
         self._row = namedtuple("DriverRow", columns) if columns else None
         self._sql: dict[int, str] = {}
 
-    def _compiled(self, conn: Connection) -> str:
+    def compiled(self, conn: Connection) -> str:
+        """The SQL text for the connection's dialect, compiled once."""
         key = id(conn.dialect)
         sql = self._sql.get(key)
         if sql is None:
@@ -56,24 +51,32 @@ class DriverStatement:
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:
         """The first row (attributes named as the statement's columns), or ``None``."""
-        if _observed(conn):
-            return conn.execute(self.statement, params).first()
         row = self._run(conn, params, fetch=True)
         return None if row is None else self._row._make(row)  # type: ignore[union-attr]
 
     def execute(self, conn: Connection, params: dict[str, Any]) -> None:
-        if _observed(conn):
-            conn.execute(self.statement, params)
-            return
         self._run(conn, params, fetch=False)
 
     def _run(self, conn: Connection, params: dict[str, Any], *, fetch: bool) -> Any:
-        sql = self._compiled(conn)
+        sql = self.compiled(conn)
         dbapi = conn.dialect.loaded_dbapi
         driver = conn.connection.driver_connection
         assert driver is not None
         try:
-            cursor = driver.execute(sql, params)
+            cursor = driver.cursor()
+            dispatch = conn.dispatch
+            context = None
+            if dispatch.before_cursor_execute or dispatch.after_cursor_execute:
+                # Listeners may keep state on the context (tracing keeps its span there).
+                context = SimpleNamespace(statement=sql, parameters=params, executemany=False)
+                for before in dispatch.before_cursor_execute:
+                    sql, params = before(conn, cursor, sql, params, context, False)
+            logger = conn.engine.logger
+            if logger.isEnabledFor(logging.INFO):
+                logger.info("%s [driver connection; parameters hidden]", sql)
+            cursor.execute(sql, params)
+            for after in dispatch.after_cursor_execute:
+                after(conn, cursor, sql, params, context, False)
             return cursor.fetchone() if fetch else None
         except dbapi.Error as exc:
             invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)

@@ -1,0 +1,196 @@
+"""What differs between SQLite and PostgreSQL, behind one interface.
+
+Operations never ask which database they run on; the unit of work hands them a ``Dialect``
+chosen once per engine:
+
+* **locks**: PostgreSQL serialises the writers of a run on row locks (the session's row
+  for a sessionful run, found through the run in one statement; the run's own row for a
+  sessionless one). SQLite has one database write lock, held from ``BEGIN IMMEDIATE``
+  (engine.py), so it reads without row locks.
+* **the append path**: PostgreSQL sends the lock, the run-and-record read and the fused
+  write (one statement for the run's update, the session's update and the record) on the
+  driver connection (driver.py); SQLite sends each statement through SQLAlchemy.
+* **purge batches**: SQLite pauses between batches, so a writer waiting in its busy
+  handler gets the lock in between.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.engine import Engine
+
+from runtime_store_client import SessionPurgedError
+
+from . import statements as st
+from .rows import RUN_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE, session_from_row, values_of
+
+if TYPE_CHECKING:
+    from .rows import RunState, SessionState
+    from .unit_of_work import Tx
+
+
+def _require_live(session: SessionState | None, run: RunState) -> SessionState:
+    if session is None or session.purged:
+        raise SessionPurgedError(
+            f"session {run.session_id!r} was purged",
+            run_id=run.run_id,
+            session_id=run.session_id,
+        )
+    return session
+
+
+class Dialect:
+    """The operations' view of a database; subclasses hold what differs."""
+
+    name = ""
+
+    def open_run(
+        self, tx: Tx, run_id: str, event_key: str | None
+    ) -> tuple[RunState, SessionState | None]:
+        """A run about to be written, its writers' lock held, with its live session.
+
+        With ``event_key`` the record stored under it is read in the same statement and
+        kept for the append check (``Tx.stored_record``).
+        """
+        raise NotImplementedError
+
+    def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
+        """A sessionless run about to be written (a one-shot parent), its lock held; on
+        SQLite the transaction's database lock already is."""
+        return run
+
+    def flush(self, tx: Tx) -> None:
+        """Send every buffered write of ``tx``: new runs, changed runs and sessions,
+        checkpoints, then records."""
+        conn = tx.conn
+        new_runs = [run for run in tx.runs.values() if run.is_new]
+        if new_runs:
+            conn.execute(st.INSERT_RUN, [values_of(run, RUN_COLUMNS) for run in new_runs])
+        for run in tx.runs.values():
+            if run.dirty and not run.is_new:
+                conn.execute(st.UPDATE_RUN, _run_update(run))
+        for session in tx.sessions.values():
+            if session.dirty:
+                conn.execute(st.UPDATE_SESSION, _session_update(session))
+        if tx.checkpoints:
+            conn.execute(st.INSERT_CHECKPOINT, tx.checkpoints)
+        if tx.records:
+            conn.execute(st.INSERT_RECORD, tx.records)
+
+    def pause_between_batches(self, elapsed: float) -> None:
+        """Called after each purge batch that took ``elapsed`` seconds."""
+
+
+def _run_update(run: RunState) -> dict[str, Any]:
+    params = values_of(run, RUN_MUTABLE, st.RUN)
+    params[st.KEY + "run_id"] = run.run_id
+    return params
+
+
+def _session_update(session: SessionState) -> dict[str, Any]:
+    params = values_of(session, SESSION_MUTABLE, st.SESSION)
+    params[st.KEY + "session_id"] = session.session_id
+    return params
+
+
+class SqliteDialect(Dialect):
+    name = "sqlite"
+
+    def open_run(
+        self, tx: Tx, run_id: str, event_key: str | None
+    ) -> tuple[RunState, SessionState | None]:
+        # The transaction already holds the database's write lock.
+        run = self._read_run(tx, run_id, event_key)
+        if not run.session_id:
+            return run, None
+        session = _require_live(tx.session(run.session_id, lock=False), run)
+        return run, tx.keep_session(session)
+
+    @staticmethod
+    def _read_run(tx: Tx, run_id: str, event_key: str | None) -> RunState:
+        if event_key is None:
+            found = tx.run(run_id)
+            if found is None:
+                raise tx.missing_run_error(run_id)
+            return found
+        params = {"run_id": run_id, "event_key": event_key}
+        row = tx.conn.execute(st.SELECT_RUN_AND_RECORD.statement, params).first()
+        if row is None:
+            raise tx.missing_run_error(run_id)
+        return tx.run_and_record(row, event_key)
+
+    def pause_between_batches(self, elapsed: float) -> None:
+        time.sleep(elapsed)
+
+
+class PostgresDialect(Dialect):
+    name = "postgresql"
+
+    def open_run(
+        self, tx: Tx, run_id: str, event_key: str | None
+    ) -> tuple[RunState, SessionState | None]:
+        locked = st.LOCK_SESSION_OF_RUN.first(tx.conn, {"run_id": run_id})
+        if locked is None:  # a sessionless run (its own row is the lock), or no run at all
+            run = self._read_run(tx, run_id, event_key, lock=True)
+            if run.session_id:  # its session row vanished under us: only purge does that
+                raise SessionPurgedError(f"session {run.session_id!r} was purged", run_id=run_id)
+            return run, None
+        session = tx.keep_session(session_from_row(locked))
+        run = self._read_run(tx, run_id, event_key, lock=False)
+        return run, _require_live(session, run)
+
+    @staticmethod
+    def _read_run(tx: Tx, run_id: str, event_key: str | None, *, lock: bool) -> RunState:
+        if event_key is None:
+            found = tx.run(run_id, lock=lock)
+            if found is None:
+                raise tx.missing_run_error(run_id)
+            return found
+        params = {"run_id": run_id, "event_key": event_key}
+        if lock:
+            row = tx.conn.execute(st.LOCK_RUN_AND_RECORD, params).first()
+        else:  # under the session's lock: the hot path
+            row = st.SELECT_RUN_AND_RECORD.first(tx.conn, params)
+        if row is None:
+            raise tx.missing_run_error(run_id)
+        return tx.run_and_record(row, event_key)
+
+    def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:
+        return tx.run(run.run_id, lock=True) or run
+
+    def flush(self, tx: Tx) -> None:
+        if not self._flush_fused(tx):
+            super().flush(tx)
+
+    @staticmethod
+    def _flush_fused(tx: Tx) -> bool:
+        """The common write (one record on one existing run) as one statement."""
+        if len(tx.records) != 1 or tx.checkpoints:
+            return False
+        dirty_runs = [run for run in tx.runs.values() if run.dirty or run.is_new]
+        dirty_sessions = [session for session in tx.sessions.values() if session.dirty]
+        if len(dirty_runs) != 1 or dirty_runs[0].is_new or len(dirty_sessions) > 1:
+            return False
+        params = {st.RECORD + name: value for name, value in tx.records[0].items()}
+        params.update(_run_update(dirty_runs[0]))
+        if not dirty_sessions:
+            st.FUSED_APPEND_SESSIONLESS.execute(tx.conn, params)
+            return True
+        params.update(_session_update(dirty_sessions[0]))
+        st.FUSED_APPEND.execute(tx.conn, params)
+        return True
+
+
+_DIALECTS: dict[str, Dialect] = {
+    dialect.name: dialect for dialect in (SqliteDialect(), PostgresDialect())
+}
+
+
+def dialect_of(engine: Engine) -> Dialect:
+    """The dialect strategy of an engine's database."""
+    try:
+        return _DIALECTS[engine.dialect.name]
+    except KeyError:
+        raise ValueError(f"runtime-store does not support {engine.dialect.name!r}") from None

@@ -1,0 +1,140 @@
+"""The memory store (CONTRACT.md section 9): per-run event history, keyed by agent and run.
+
+Memory events carry no event keys, so each append has one: the caller's idempotency key
+(the HTTP client sends one per call and keeps it across its retries), or a fresh one. An
+append whose key was already accepted for the agent's run is a no-op, so a retry after a
+lost answer never stores the events twice.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from app.domain import validation as v
+from app.domain.limits import Limits
+from app.domain.times import from_millis, to_millis
+from runtime_store_client import InvalidArgumentError, MemoryEvent, Snapshot
+from runtime_store_client.types import MEMORY_EVENT_TYPES
+
+from .context import Context
+from .schema import memory_batches, memory_events
+from .unit_of_work import Tx
+
+
+def _check_ids(ctx: Context, agent_id: str, run_id: str) -> None:
+    v.require_id(agent_id, "agent_id")
+    v.require_id(run_id, "run_id")
+    ctx.limits.check_id(agent_id, "agent_id")
+    ctx.limits.check_id(run_id, "run_id")
+
+
+def load_memory(ctx: Context, agent_id: str, run_id: str) -> Snapshot:
+    """Every memory event of an agent's run, in append order; none for an unknown run."""
+    v.require_id(agent_id, "agent_id")
+    v.require_id(run_id, "run_id")
+
+    def operation(tx: Tx) -> Snapshot:
+        rows = tx.conn.execute(
+            sa.select(memory_events)
+            .where(memory_events.c.agent_id == agent_id, memory_events.c.run_id == run_id)
+            .order_by(memory_events.c.id)
+        ).all()
+        return Snapshot(
+            agent_id=agent_id,
+            run_id=run_id,
+            events=[
+                MemoryEvent(
+                    type=row.type,
+                    timestamp=from_millis(row.timestamp_ms),
+                    data=json.loads(row.data),
+                    labels=json.loads(row.labels),
+                )
+                for row in rows
+            ],
+        )
+
+    return ctx.uow.read(operation)
+
+
+def append_memory_events(
+    ctx: Context, agent_id: str, run_id: str, events: Sequence[MemoryEvent], idempotency_key: str
+) -> None:
+    """Append memory events atomically; none is a no-op."""
+    _check_ids(ctx, agent_id, run_id)
+    ctx.limits.check_id(idempotency_key, "idempotency_key")
+    rows = [
+        _memory_row(agent_id, run_id, event, index, ctx.limits)
+        for index, event in enumerate(events)
+    ]
+    if not rows:
+        return
+    key = idempotency_key or uuid.uuid4().hex
+
+    def operation(tx: Tx) -> None:
+        accepted = tx.conn.execute(
+            sa.select(memory_batches.c.idempotency_key).where(
+                memory_batches.c.agent_id == agent_id,
+                memory_batches.c.run_id == run_id,
+                memory_batches.c.idempotency_key == key,
+            )
+        ).first()
+        if accepted is not None:
+            return
+        tx.conn.execute(
+            memory_batches.insert().values(
+                agent_id=agent_id, run_id=run_id, idempotency_key=key, appended_at_ms=tx.now_ms
+            )
+        )
+        tx.conn.execute(memory_events.insert(), rows)
+
+    ctx.uow.write(operation)
+
+
+def _mapping_as_dict(value: object) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _json_text(data: Mapping[str, Any], what: str) -> str:
+    try:
+        return json.dumps(
+            dict(data),
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+            default=_mapping_as_dict,
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{what} is not JSON: {exc}") from None
+
+
+def _memory_row(
+    agent_id: str, run_id: str, event: MemoryEvent, index: int, limits: Limits
+) -> dict[str, Any]:
+    what = f"events[{index}]"
+    if not isinstance(event, MemoryEvent):
+        raise InvalidArgumentError(f"{what} must be a MemoryEvent")
+    if event.type not in MEMORY_EVENT_TYPES:
+        raise InvalidArgumentError(
+            f"{what}.type must be one of {sorted(MEMORY_EVENT_TYPES)}, not {event.type!r}"
+        )
+    if not isinstance(event.data, Mapping):
+        raise InvalidArgumentError(f"{what}.data must be a JSON object")
+    data = _json_text(event.data, f"{what}.data")
+    limits.check_data_size(len(data.encode()), f"{what}.data")
+    limits.check_labels(event.labels, f"{what}.labels")
+    labels = v.check_labels(event.labels, f"{what}.labels")
+    return {
+        "agent_id": agent_id,
+        "run_id": run_id,
+        "type": event.type,
+        "timestamp_ms": to_millis(event.timestamp, f"{what}.timestamp"),
+        "data": data,
+        "labels": v.labels_json(labels),
+    }

@@ -1,0 +1,133 @@
+"""Purge (CONTRACT.md 3.1): an ended session's runs, records, checkpoints and memory gone,
+its IDs reserved forever.
+
+The first transaction is the purge as callers see it: it checks the session, marks it
+purged and moves its runs to tombstones, so from its commit on every operation naming the
+session or one of its runs answers ``session_purged`` and nothing of it can be read. The
+runs' records and checkpoints, unreachable from then on, are deleted afterwards in batches
+of short transactions, so the purge never holds the write lock (SQLite) for long. A purge
+cut short after its first transaction is finished by the next purge of the session (every
+retry).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Final
+
+import sqlalchemy as sa
+
+from app.domain import validation as v
+from runtime_store_client import RunStatus, SessionActiveError, SessionHasActiveRunsError
+
+from .context import Context
+from .schema import SessionRowStatus, checkpoints, run_records, run_tombstones, runs, sessions
+from .sessions import not_found
+from .unit_of_work import Tx
+
+#: The tombstoned runs of a session with their highest record ID (``None``: no records
+#: left); record IDs run 1..n, so that is also how many records each still holds.
+_PURGED_RUN_SIZES: Final = sa.select(
+    run_tombstones.c.run_id,
+    sa.select(sa.func.max(run_records.c.seq))
+    .where(run_records.c.run_id == run_tombstones.c.run_id)
+    .scalar_subquery(),
+).where(run_tombstones.c.session_id == sa.bindparam("session_id"))
+
+
+def purge_session(ctx: Context, session_id: str) -> None:
+    """Delete an ended session with everything it holds; its IDs stay reserved."""
+    v.require_id(session_id, "session_id")
+    ctx.uow.write(lambda tx: _tombstone(tx, session_id))
+    _delete_purged_rows(ctx, session_id)
+
+
+def _tombstone(tx: Tx, session_id: str) -> None:
+    session = tx.session(session_id, lock=True)
+    if session is None:
+        raise not_found(session_id)
+    if session.purged:
+        return
+    if session.status is SessionRowStatus.ACTIVE:
+        raise SessionActiveError(
+            f"session {session_id!r} is active; end it first", session_id=session_id
+        )
+    running = tx.conn.execute(
+        sa.select(runs.c.run_id)
+        .where(runs.c.session_id == session_id, runs.c.status == RunStatus.RUNNING.value)
+        .limit(1)
+    ).first()
+    if running is not None:
+        raise SessionHasActiveRunsError(
+            f"run {running.run_id!r} of session {session_id!r} is still running",
+            session_id=session_id,
+            run_id=running.run_id,
+        )
+    tx.conn.execute(
+        run_tombstones.insert().from_select(
+            ["run_id", "session_id"],
+            sa.select(runs.c.run_id, runs.c.session_id).where(runs.c.session_id == session_id),
+        )
+    )
+    tx.conn.execute(runs.delete().where(runs.c.session_id == session_id))
+    tx.conn.execute(
+        sessions.update()
+        .where(sessions.c.session_id == session_id)
+        .values(status=SessionRowStatus.PURGED.value, purged_at_ms=tx.now_ms)
+    )
+
+
+def _batches(sizes: list[tuple[str, int | None]], session_id: str, batch: int) -> list[sa.Delete]:
+    """Deletes of at most ``batch`` records each: whole small runs together, large runs by
+    ranges of record IDs (key ranges, so no batch rescans what an earlier one deleted),
+    then the checkpoints."""
+    deletes: list[sa.Delete] = []
+    small: list[str] = []
+    small_records = 0
+    for run_id, top in sizes:
+        if top is None:
+            continue
+        if top >= batch:
+            deletes.extend(
+                run_records.delete().where(
+                    run_records.c.run_id == run_id,
+                    run_records.c.seq > low,
+                    run_records.c.seq <= low + batch,
+                )
+                for low in range(0, top, batch)
+            )
+            continue
+        if small_records + top > batch:
+            deletes.append(run_records.delete().where(run_records.c.run_id.in_(small)))
+            small, small_records = [], 0
+        small.append(run_id)
+        small_records += top
+    if small:
+        deletes.append(run_records.delete().where(run_records.c.run_id.in_(small)))
+    deletes.append(
+        checkpoints.delete().where(
+            checkpoints.c.run_id.in_(
+                sa.select(run_tombstones.c.run_id).where(run_tombstones.c.session_id == session_id)
+            )
+        )
+    )
+    return deletes
+
+
+def _execute(statement: sa.Delete, tx: Tx) -> None:
+    tx.conn.execute(statement)
+
+
+def _delete_purged_rows(ctx: Context, session_id: str) -> None:
+    """Delete the records and checkpoints of the session's tombstoned runs, in batches."""
+    sizes = ctx.uow.read(
+        lambda tx: [
+            (row[0], row[1])
+            for row in tx.conn.execute(_PURGED_RUN_SIZES, {"session_id": session_id})
+        ]
+    )
+    for statement in _batches(sizes, session_id, ctx.purge_batch):
+        started = time.perf_counter()
+        ctx.uow.write(functools.partial(_execute, statement))
+        ctx.uow.dialect.pause_between_batches(time.perf_counter() - started)

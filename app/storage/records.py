@@ -1,0 +1,129 @@
+"""Run records: the ordinary append (CONTRACT.md 3.7) and the two record lists (section 4).
+
+A page is one statement: an index range picks ``limit + 1`` keys with their payload sizes,
+and window sums cut the page at the byte budget, so payloads past the cut never leave the
+database. Run lists page on the record ID; session lists on the session position, handed
+out under the session's lock in the writing transaction (commit order, never a sequence
+drawn before commit).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import sqlalchemy as sa
+
+from app.domain import cursors
+from app.domain import validation as v
+from runtime_store_client import AppendResult, Page, Record, RunNotActiveError
+
+from .append_check import check_append, insert, result
+from .context import Context
+from .rows import record_from_row
+from .schema import run_records
+from .sessions import readable_session
+from .unit_of_work import Tx
+
+
+def append_run_record(ctx: Context, record: Record) -> AppendResult:
+    """Append an ordinary record to a running run (3.7)."""
+    ctx.limits.check_record(record)
+    rec = v.check_ordinary_record(record)
+
+    def operation(tx: Tx) -> AppendResult:
+        run, session = tx.open_run(rec.run_id, rec.event_key)
+        stored = check_append(tx, run, rec)
+        if stored is not None:
+            return result(stored, inserted=False, session=session)
+        if run.terminal:
+            raise RunNotActiveError(f"run {run.run_id!r} is {run.status.value}", run_id=run.run_id)
+        return insert(tx, run, rec, session)
+
+    return ctx.uow.write(operation)
+
+
+def _page_query(owner: sa.ColumnElement[Any], position: sa.ColumnElement[Any]) -> sa.Select[Any]:
+    """One page of records after a position, cut at a byte budget; built once per list."""
+    keys = (
+        sa.select(
+            run_records.c.run_id,
+            run_records.c.seq,
+            position.label("pos"),
+            sa.func.length(run_records.c.payload).label("size"),
+        )
+        .where(owner == sa.bindparam("owner"), position > sa.bindparam("after"))
+        .order_by(position)
+        .limit(sa.bindparam("limit_plus_one"))
+        .cte("page_keys")
+    )
+    sized = sa.select(
+        keys.c.run_id,
+        keys.c.seq,
+        keys.c.pos,
+        sa.func.sum(keys.c.size).over(order_by=keys.c.pos).label("total_size"),
+        sa.func.row_number().over(order_by=keys.c.pos).label("n"),
+        sa.func.count().over().label("found"),
+    ).cte("page_sized")
+    return (
+        sa.select(run_records, sized.c.pos, sized.c.found)
+        .join(
+            sized,
+            sa.and_(run_records.c.run_id == sized.c.run_id, run_records.c.seq == sized.c.seq),
+        )
+        .where(
+            sized.c.n <= sa.bindparam("limit"),
+            sa.or_(sized.c.n == 1, sized.c.total_size <= sa.bindparam("budget")),
+        )
+        .order_by(sized.c.pos)
+    )
+
+
+_RUN_PAGE: Final = _page_query(run_records.c.run_id, run_records.c.seq)
+_SESSION_PAGE: Final = _page_query(run_records.c.session_id, run_records.c.session_seq)
+
+
+def _page(
+    ctx: Context, tx: Tx, query: sa.Select[Any], owner: str, *, after: int, limit: int
+) -> tuple[list[Record], bool, int]:
+    """The records, whether more existed at read time, and the last position."""
+    rows = tx.conn.execute(
+        query,
+        {
+            "owner": owner,
+            "after": after,
+            "limit": limit,
+            "limit_plus_one": limit + 1,
+            "budget": ctx.page_byte_budget,
+        },
+    ).all()
+    if not rows:
+        return [], False, after
+    return [record_from_row(row) for row in rows], rows[0].found > len(rows), rows[-1].pos
+
+
+def list_run_records(ctx: Context, run_id: str, cursor: str, limit: int) -> Page:
+    """A page of one run's records, oldest first; the cursor is the last record ID."""
+    v.require_id(run_id, "run_id")
+    size = cursors.check_limit(limit, ctx.page_max)
+
+    def operation(tx: Tx) -> Page:
+        run = tx.existing_run(run_id)
+        after = cursors.decode_record_id_cursor(cursor, run.record_count)
+        records, more, _ = _page(ctx, tx, _RUN_PAGE, run_id, after=after, limit=size)
+        return Page(records=records, next_cursor=records[-1].id if more else "")
+
+    return ctx.uow.read(operation)
+
+
+def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: int) -> Page:
+    """A page of every record of a session's runs, in commit order."""
+    size = cursors.check_limit(limit, ctx.page_max)
+
+    def operation(tx: Tx) -> Page:
+        session = readable_session(tx, session_id)
+        after = cursors.decode_session_position(cursor, session.record_count)
+        records, more, last = _page(ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size)
+        next_cursor = cursors.encode_session_position(last) if more else ""
+        return Page(records=records, next_cursor=next_cursor)
+
+    return ctx.uow.read(operation)

@@ -1,0 +1,234 @@
+"""Row mapping: session, run and record rows as states and contract types.
+
+A state's fields are its table's columns in the table's order (checked when this module
+is imported), so rows become states and states become rows without a column spelled by
+hand: the only per-column code here is the conversion of the few columns whose database
+form differs (NULL session for sessionless, enums as text). A record's columns are the
+fields of the domain's ``NewRecord`` plus its two positions.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final, TypeVar
+
+import sqlalchemy as sa
+
+from app.domain.times import from_millis
+from app.domain.validation import NewRecord
+from runtime_store_client import (
+    Record,
+    RunMeta,
+    RunStartOutcome,
+    RunStatus,
+    Session,
+    SessionStatus,
+)
+
+from .schema import SessionRowStatus, run_records, runs, sessions
+
+S = TypeVar("S")
+
+
+@dataclass(slots=True)
+class SessionState:
+    """A session row (fields: the ``sessions`` columns, in order)."""
+
+    session_id: str
+    status: SessionRowStatus
+    created_at_ms: int
+    ended_at_ms: int | None
+    purged_at_ms: int | None
+    record_count: int
+    dirty: bool = False
+
+    @property
+    def purged(self) -> bool:
+        return self.status is SessionRowStatus.PURGED
+
+    @property
+    def contract_status(self) -> SessionStatus:
+        return SessionStatus(self.status.value)
+
+
+@dataclass(slots=True)
+class RunState:
+    """A run row (fields: the ``runs`` columns, in order); ``session_id`` "" when none.
+
+    ``labels`` is the canonical JSON text of the label map, compared as a string.
+    """
+
+    run_id: str
+    agent_id: str
+    session_id: str
+    parent_run_id: str
+    status: RunStatus
+    start_outcome: RunStartOutcome
+    started_at_ms: int
+    updated_at_ms: int
+    labels: str
+    cancellation_reason: str
+    record_count: int
+    start_key: str
+    parent_link_key: str | None = None
+    cancellation_key: str | None = None
+    suspension_key: str | None = None
+    terminal_key: str | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+    @property
+    def terminal(self) -> bool:
+        return self.status.is_terminal
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A stored record as the append check compares it (1.7), with its record ID."""
+
+    seq: int
+    record: NewRecord
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def _none_as_empty(value: str | None) -> str:
+    return value or ""
+
+
+def _empty_as_none(value: str) -> str | None:
+    return value or None
+
+
+#: Columns whose database form differs from the state's: NULL means "no session".
+_FROM_DB: Final[Mapping[str, Callable[[Any], Any]]] = {"session_id": _none_as_empty}
+_TO_DB: Final[Mapping[str, Callable[[Any], Any]]] = {"session_id": _empty_as_none}
+
+
+def _reader(
+    table: sa.Table, state: type[S], convert: Mapping[str, Callable[[Any], Any]], prefix: str = ""
+) -> Callable[[Any], S]:
+    """A function that turns a row (attributes named ``prefix`` + column) into ``state``."""
+    names = [column.name for column in table.columns]
+    declared = [field.name for field in fields(state)][: len(names)]  # type: ignore[arg-type]
+    if declared != names:
+        raise TypeError(f"{state.__name__} fields {declared} differ from {table.name} columns")
+    get = operator.attrgetter(*(prefix + name for name in names))
+    conversions = [(index, convert[name]) for index, name in enumerate(names) if name in convert]
+
+    def read(row: Any) -> S:
+        values = list(get(row))
+        for index, conversion in conversions:
+            values[index] = conversion(values[index])
+        return state(*values)
+
+    return read
+
+
+session_from_row = _reader(sessions, SessionState, {"status": SessionRowStatus})
+run_from_row = _reader(
+    runs,
+    RunState,
+    {**_FROM_DB, "status": RunStatus, "start_outcome": RunStartOutcome},
+)
+
+
+def _mutable(table: sa.Table) -> tuple[str, ...]:
+    return tuple(column.name for column in table.columns if column.info.get("mutable"))
+
+
+RUN_COLUMNS: Final = tuple(column.name for column in runs.columns)
+RUN_MUTABLE: Final = _mutable(runs)
+SESSION_MUTABLE: Final = _mutable(sessions)
+
+
+def values_of(state: object, names: tuple[str, ...], prefix: str = "") -> dict[str, Any]:
+    """The bind values of ``names`` taken from ``state``, in database form."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(state, name)
+        convert = _TO_DB.get(name)
+        out[prefix + name] = convert(value) if convert is not None else _plain(value)
+    return out
+
+
+# --- records ----------------------------------------------------------------------------
+
+#: The fields that make two records *the same* (1.7), and with the positions every column.
+NEW_RECORD_FIELDS: Final = tuple(field.name for field in fields(NewRecord))
+_POSITIONS: Final = ("seq", "session_seq")
+if set(NEW_RECORD_FIELDS) | set(_POSITIONS) != {column.name for column in run_records.columns}:
+    raise TypeError("NewRecord fields and run_records columns differ")
+
+#: A record's columns labelled ``rec_*``, for reading it beside its run in one statement.
+RECORD_PREFIX: Final = "rec_"
+PREFIXED_RECORD_COLUMNS: Final = tuple(
+    run_records.c[name].label(RECORD_PREFIX + name) for name in ("seq", *NEW_RECORD_FIELDS)
+)
+_get_record_fields = operator.attrgetter(*(RECORD_PREFIX + name for name in NEW_RECORD_FIELDS))
+_SESSION_INDEX: Final = NEW_RECORD_FIELDS.index("session_id")
+_PAYLOAD_INDEX: Final = NEW_RECORD_FIELDS.index("payload")
+
+
+def stored_record_from_row(row: Any) -> StoredRecord:
+    """The record of a row read with ``PREFIXED_RECORD_COLUMNS``."""
+    values = list(_get_record_fields(row))
+    values[_SESSION_INDEX] = values[_SESSION_INDEX] or ""
+    values[_PAYLOAD_INDEX] = bytes(values[_PAYLOAD_INDEX])
+    return StoredRecord(seq=getattr(row, RECORD_PREFIX + "seq"), record=NewRecord(*values))
+
+
+def record_row(record: NewRecord, seq: int, session_seq: int | None) -> dict[str, Any]:
+    """The ``run_records`` row of a record with its record ID and session position."""
+    row = values_of(record, NEW_RECORD_FIELDS)
+    row["seq"] = seq
+    row["session_seq"] = session_seq
+    return row
+
+
+def record_from_row(row: Any) -> Record:
+    """The contract ``Record`` of a ``run_records`` row."""
+    return Record(
+        id=str(row.seq),
+        event_key=row.event_key,
+        run_id=row.run_id,
+        agent_id=row.agent_id,
+        session_id=row.session_id or "",
+        turn_id=row.turn_id,
+        type=row.type,
+        payload=bytes(row.payload),
+        timestamp=from_millis(row.timestamp_ms),
+    )
+
+
+# --- contract types ---------------------------------------------------------------------
+
+
+def run_meta(run: RunState) -> RunMeta:
+    return RunMeta(
+        run_id=run.run_id,
+        agent_id=run.agent_id,
+        session_id=run.session_id,
+        parent_run_id=run.parent_run_id,
+        status=run.status,
+        start_outcome=run.start_outcome,
+        started_at=from_millis(run.started_at_ms),
+        updated_at=from_millis(run.updated_at_ms),
+        labels=json.loads(run.labels),
+        cancellation_reason=run.cancellation_reason,
+    )
+
+
+def session_of(state: SessionState) -> Session:
+    return Session(
+        id=state.session_id,
+        status=state.contract_status,
+        created_at=from_millis(state.created_at_ms),
+        ended_at=None if state.ended_at_ms is None else from_millis(state.ended_at_ms),
+    )

@@ -1,0 +1,137 @@
+"""Session administration (CONTRACT.md 3.1, 3.2): create, load, end, status, their runs.
+
+Every write takes the session's row lock, so it serialises with the starts and appends of
+the session (2.5). Purge has its own module (purge.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from app.domain import cursors
+from app.domain import validation as v
+from app.domain.times import from_millis, to_millis
+from runtime_store_client import (
+    InvalidArgumentError,
+    RunPage,
+    RunStatus,
+    Session,
+    SessionEndedError,
+    SessionNotFoundError,
+    SessionStatus,
+)
+
+from .context import Context
+from .rows import SessionState, run_from_row, run_meta, session_of
+from .schema import SessionRowStatus, runs, sessions
+from .unit_of_work import Tx, purged_error
+
+
+def not_found(session_id: str) -> SessionNotFoundError:
+    return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+
+
+def readable_session(tx: Tx, session_id: str) -> SessionState:
+    """A session that exists and is not purged (``""`` is never a session)."""
+    session = tx.session(session_id, lock=False) if session_id else None
+    if session is None:
+        raise not_found(session_id)
+    if session.purged:
+        raise purged_error(session_id)
+    return session
+
+
+def create_session(ctx: Context, session_id: str, created_at: datetime) -> Session:
+    """Create an active session, or return the active one unchanged (3.1)."""
+    ctx.limits.check_id(session_id, "session_id")
+    v.require_id(session_id, "session_id")
+    created_ms = to_millis(created_at, "created_at")
+
+    def operation(tx: Tx) -> Session:
+        session = tx.session(session_id, lock=True)
+        if session is None:
+            tx.conn.execute(
+                sessions.insert().values(
+                    session_id=session_id,
+                    status=SessionRowStatus.ACTIVE.value,
+                    created_at_ms=created_ms,
+                    record_count=0,
+                )
+            )
+            return Session(
+                id=session_id, status=SessionStatus.ACTIVE, created_at=from_millis(created_ms)
+            )
+        if session.purged:
+            raise purged_error(session_id)
+        if session.status is SessionRowStatus.ENDED:
+            raise SessionEndedError(f"session {session_id!r} has ended", session_id=session_id)
+        return session_of(session)
+
+    return ctx.uow.write(operation)
+
+
+def load_session(ctx: Context, session_id: str) -> Session:
+    """The session (3.1)."""
+    return ctx.uow.read(lambda tx: session_of(readable_session(tx, session_id)))
+
+
+def load_session_status(ctx: Context, session_id: str) -> SessionStatus:
+    """``active`` or ``ended`` (3.2)."""
+    return ctx.uow.read(lambda tx: readable_session(tx, session_id).contract_status)
+
+
+def end_session(ctx: Context, session_id: str, ended_at: datetime) -> Session:
+    """End a session: running runs continue, new starts stop (3.1)."""
+    v.require_id(session_id, "session_id")
+    ended_ms = to_millis(ended_at, "ended_at")
+
+    def operation(tx: Tx) -> Session:
+        session = tx.session(session_id, lock=True)
+        if session is None:
+            raise not_found(session_id)
+        if session.purged:
+            raise purged_error(session_id)
+        if session.status is SessionRowStatus.ACTIVE:
+            session.status = SessionRowStatus.ENDED
+            session.ended_at_ms = ended_ms
+            tx.mark_session(session)
+        return session_of(session)
+
+    return ctx.uow.write(operation)
+
+
+def list_session_runs(
+    ctx: Context,
+    session_id: str,
+    statuses: Sequence[RunStatus],
+    cursor: str,
+    limit: int,
+) -> RunPage:
+    """A page of a session's runs by ``started_at`` then ``run_id`` (3.1)."""
+    size = cursors.check_limit(limit, ctx.page_max)
+    try:
+        wanted = sorted({RunStatus(status).value for status in statuses})
+    except ValueError:
+        raise InvalidArgumentError(f"unknown run status in {list(statuses)!r}") from None
+    after = cursors.decode_run_position(cursor)
+
+    def operation(tx: Tx) -> RunPage:
+        readable_session(tx, session_id)
+        query = sa.select(runs).where(runs.c.session_id == session_id)
+        if wanted:
+            query = query.where(runs.c.status.in_(wanted))
+        if after is not None:
+            query = query.where(sa.tuple_(runs.c.started_at_ms, runs.c.run_id) > sa.tuple_(*after))
+        query = query.order_by(runs.c.started_at_ms, runs.c.run_id).limit(size + 1)
+        rows = tx.conn.execute(query).all()
+        page = [run_meta(run_from_row(row)) for row in rows[:size]]
+        next_cursor = ""
+        if len(rows) > size:
+            last = rows[size - 1]
+            next_cursor = cursors.encode_run_position(last.started_at_ms, last.run_id)
+        return RunPage(runs=page, next_cursor=next_cursor)
+
+    return ctx.uow.read(operation)

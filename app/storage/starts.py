@@ -1,0 +1,330 @@
+"""The four starts (CONTRACT.md 3.3-3.6) and continuation admission (3.13).
+
+Each start validates its input without state, then in one transaction: takes the lock
+that serialises it (the session's row for a sessionful start, the parent's row for a
+one-shot child), checks purge and continuation, answers an existing run ID as a retry
+(identity and remembered keys must match; the records go through the append check), and
+otherwise creates the run, ``proceed`` in an active session and ``stop`` in an ended one.
+"""
+
+from __future__ import annotations
+
+from app.domain import validation as v
+from runtime_store_client import (
+    AppendResult,
+    CancellationReason,
+    ChildRunStartResult,
+    InvalidArgumentError,
+    OneShotChildRunStartResult,
+    OneShotRunStartResult,
+    Record,
+    RootRunStartResult,
+    RunConflictError,
+    RunNotActiveError,
+    RunSessionMismatchError,
+    RunStart,
+    RunStartOutcome,
+    RunStatus,
+    SessionPurgedError,
+    SessionStatus,
+)
+
+from .append_check import check_append, check_owner, expect_stored, insert
+from .context import Context
+from .rows import RunState, SessionState
+from .sessions import not_found
+from .unit_of_work import Tx, purged_error
+
+
+def _check_bounds(ctx: Context, run: RunStart, *records: Record) -> None:
+    ctx.limits.check_run_start(run)
+    for record in records:
+        ctx.limits.check_record(record)
+
+
+def _distinct_keys(first: v.NewRecord, second: v.NewRecord, names: str) -> None:
+    if first.event_key == second.event_key:
+        raise InvalidArgumentError(f"{names} must have different event keys")
+
+
+def _lock_session(tx: Tx, new: v.NewRun) -> tuple[SessionState | None, RunState | None]:
+    """Steps 1 and 3 of a sessionful start: session lock, purge checks, existing run."""
+    session = tx.session(new.session_id, lock=True)
+    if session is not None and session.purged:
+        raise purged_error(new.session_id, new.run_id)
+    return session, _existing(tx, new)
+
+
+def _existing(tx: Tx, new: v.NewRun) -> RunState | None:
+    """The run of a start's ID if it exists; ``session_purged`` if its session was purged."""
+    existing = tx.run(new.run_id)
+    if existing is None and tx.run_was_purged(new.run_id):
+        raise SessionPurgedError(
+            f"run {new.run_id!r} belonged to a purged session", run_id=new.run_id
+        )
+    return existing
+
+
+def _admit_continuation(tx: Tx, new: v.NewRun) -> None:
+    """3.13, before the successor or any parent link is written."""
+    if not new.predecessor_run_id:
+        return
+    predecessor = tx.run(new.predecessor_run_id)
+    if predecessor is None:
+        raise tx.missing_run_error(new.predecessor_run_id)
+    facts = (
+        ("status", predecessor.status.value, RunStatus.SUSPENDED.value),
+        ("session_id", predecessor.session_id, new.session_id),
+        ("agent_id", predecessor.agent_id, new.agent_id),
+        ("parent_run_id", predecessor.parent_run_id, new.parent_run_id),
+    )
+    for name, actual, expected in facts:
+        if actual != expected:
+            raise RunConflictError(
+                f"predecessor run {predecessor.run_id!r} has {name} {actual!r}, "
+                f"the continuation needs {expected!r}",
+                run_id=new.run_id,
+            )
+
+
+def _same_identity(run: RunState, new: v.NewRun) -> bool:
+    return (
+        run.agent_id == new.agent_id
+        and run.session_id == new.session_id
+        and run.parent_run_id == new.parent_run_id
+        and run.started_at_ms == new.started_at_ms
+        and run.labels == new.labels_json
+    )
+
+
+def _check_retry(
+    existing: RunState,
+    new: v.NewRun,
+    started: v.NewRecord,
+    canceled: v.NewRecord | None = None,
+    link: v.NewRecord | None = None,
+) -> None:
+    """Step 3 of a start: the stored identity and remembered keys must match."""
+    if not _same_identity(existing, new):
+        where = f"session {existing.session_id!r}" if existing.session_id else "no session"
+        raise RunConflictError(
+            f"run {new.run_id!r} already exists ({where}) with another identity",
+            run_id=new.run_id,
+        )
+    remembered: list[tuple[str, str | None, str]] = [
+        ("started", existing.start_key, started.event_key)
+    ]
+    if canceled is not None and existing.start_outcome is RunStartOutcome.STOP:
+        remembered.append(("stopped", existing.terminal_key, canceled.event_key))
+    if link is not None:
+        remembered.append(("linked", existing.parent_link_key, link.event_key))
+    for verb, key, expected in remembered:
+        if key != expected:
+            raise RunConflictError(
+                f"run {new.run_id!r} was {verb} by event {key!r}", run_id=new.run_id
+            )
+
+
+def _retried_canceled(
+    tx: Tx, existing: RunState, canceled: v.NewRecord, session: SessionState | None
+) -> AppendResult | None:
+    if existing.start_outcome is not RunStartOutcome.STOP:
+        return None
+    return expect_stored(tx, existing, canceled, session)
+
+
+def _start_new(
+    tx: Tx,
+    session: SessionState,
+    new: v.NewRun,
+    started: v.NewRecord,
+    canceled: v.NewRecord,
+    *,
+    parent_link_key: str | None = None,
+) -> tuple[RunState, AppendResult, AppendResult | None]:
+    """Step 5 of a sessionful start: proceed in an active session, stop in an ended one."""
+    stop = session.contract_status is SessionStatus.ENDED
+    run = tx.create_run(
+        new,
+        outcome=RunStartOutcome.STOP if stop else RunStartOutcome.PROCEED,
+        start_key=started.event_key,
+        parent_link_key=parent_link_key,
+    )
+    started_result = insert(tx, run, started, session)
+    if not stop:
+        return run, started_result, None
+    run.status = RunStatus.CANCELED
+    run.cancellation_reason = CancellationReason.SESSION_ENDED.value
+    run.terminal_key = canceled.event_key
+    return run, started_result, insert(tx, run, canceled, session)
+
+
+def _check_new_child_parent(parent: RunState, new: v.NewRun, stored_link: str | None) -> None:
+    """A new child needs a running parent of its session, with its link key free."""
+    if parent.session_id != new.session_id:
+        what = (
+            f"is not in session {new.session_id!r}"
+            if new.session_id
+            else "belongs to a session; a one-shot child needs a sessionless parent"
+        )
+        raise RunSessionMismatchError(
+            f"parent run {parent.run_id!r} {what}",
+            run_id=new.run_id,
+            session_id=new.session_id,
+        )
+    if parent.status is not RunStatus.RUNNING:
+        raise RunNotActiveError(
+            f"parent run {parent.run_id!r} is {parent.status.value}; a new child needs "
+            "a running parent",
+            run_id=parent.run_id,
+        )
+    if stored_link is not None:
+        raise RunConflictError(
+            f"link {stored_link!r} of parent {parent.run_id!r} names a child that was "
+            "never started",
+            run_id=new.run_id,
+        )
+
+
+def start_root_run(
+    ctx: Context, run: RunStart, started: Record, canceled: Record
+) -> RootRunStartResult:
+    """Start a root run of a session (3.3)."""
+    _check_bounds(ctx, run, started, canceled)
+    new = v.check_run_start(run, sessionful=True, child=False, continuation_allowed=True)
+    started_rec = v.check_started_record(started, new)
+    canceled_rec = v.check_canceled_record(canceled, new)
+    _distinct_keys(started_rec, canceled_rec, "started and canceled")
+
+    def operation(tx: Tx) -> RootRunStartResult:
+        session, existing = _lock_session(tx, new)
+        _admit_continuation(tx, new)
+        if existing is not None:
+            _check_retry(existing, new, started_rec, canceled_rec)
+            return RootRunStartResult(
+                outcome=existing.start_outcome,
+                run_status=existing.status,
+                started=expect_stored(tx, existing, started_rec, session),
+                canceled=_retried_canceled(tx, existing, canceled_rec, session),
+            )
+        if session is None:
+            raise not_found(new.session_id)
+        created, started_result, canceled_result = _start_new(
+            tx, session, new, started_rec, canceled_rec
+        )
+        return RootRunStartResult(
+            outcome=created.start_outcome,
+            run_status=created.status,
+            started=started_result,
+            canceled=canceled_result,
+        )
+
+    return ctx.uow.write(operation)
+
+
+def start_child_run(
+    ctx: Context, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+) -> ChildRunStartResult:
+    """Start a child run linked from a running parent of the same session (3.4)."""
+    _check_bounds(ctx, run, parent_linked, started, canceled)
+    new = v.check_run_start(run, sessionful=True, child=True, continuation_allowed=True)
+    link_rec = v.check_link_record(parent_linked, new)
+    started_rec = v.check_started_record(started, new)
+    canceled_rec = v.check_canceled_record(canceled, new)
+    _distinct_keys(started_rec, canceled_rec, "started and canceled")
+
+    def operation(tx: Tx) -> ChildRunStartResult:
+        session, existing = _lock_session(tx, new)
+        _admit_continuation(tx, new)
+        parent = tx.existing_run(new.parent_run_id)
+        check_owner(parent, link_rec)
+        if existing is not None:
+            # No running-parent check: an accepted child's retry stays valid.
+            _check_retry(existing, new, started_rec, canceled_rec, link_rec)
+            return ChildRunStartResult(
+                outcome=existing.start_outcome,
+                run_status=existing.status,
+                parent_record=expect_stored(tx, parent, link_rec, session),
+                started=expect_stored(tx, existing, started_rec, session),
+                canceled=_retried_canceled(tx, existing, canceled_rec, session),
+            )
+        if session is None:
+            raise not_found(new.session_id)
+        _check_new_child_parent(parent, new, check_append(tx, parent, link_rec))
+        parent_result = insert(tx, parent, link_rec, session)
+        created, started_result, canceled_result = _start_new(
+            tx, session, new, started_rec, canceled_rec, parent_link_key=link_rec.event_key
+        )
+        return ChildRunStartResult(
+            outcome=created.start_outcome,
+            run_status=created.status,
+            parent_record=parent_result,
+            started=started_result,
+            canceled=canceled_result,
+        )
+
+    return ctx.uow.write(operation)
+
+
+def start_one_shot_run(ctx: Context, run: RunStart, started: Record) -> OneShotRunStartResult:
+    """Start a sessionless run (3.5)."""
+    _check_bounds(ctx, run, started)
+    new = v.check_run_start(run, sessionful=False, child=False, continuation_allowed=False)
+    started_rec = v.check_started_record(started, new)
+
+    def operation(tx: Tx) -> OneShotRunStartResult:
+        existing = _existing(tx, new)
+        if existing is None:
+            created = tx.create_run(
+                new, outcome=RunStartOutcome.PROCEED, start_key=started_rec.event_key
+            )
+            return OneShotRunStartResult(
+                run_status=created.status, record=insert(tx, created, started_rec, None)
+            )
+        _check_retry(existing, new, started_rec)
+        return OneShotRunStartResult(
+            run_status=existing.status, record=expect_stored(tx, existing, started_rec, None)
+        )
+
+    return ctx.uow.write(operation)
+
+
+def start_one_shot_child_run(
+    ctx: Context, run: RunStart, parent_linked: Record, started: Record
+) -> OneShotChildRunStartResult:
+    """Start a sessionless child of a running sessionless parent (3.6)."""
+    _check_bounds(ctx, run, parent_linked, started)
+    new = v.check_run_start(run, sessionful=False, child=True, continuation_allowed=False)
+    link_rec = v.check_link_record(parent_linked, new)
+    started_rec = v.check_started_record(started, new)
+    _distinct_keys(link_rec, started_rec, "parent_linked and started")
+
+    def operation(tx: Tx) -> OneShotChildRunStartResult:
+        parent = tx.existing_run(new.parent_run_id)
+        if not parent.session_id:
+            parent = tx.dialect.lock_sessionless(tx, parent)
+        existing = _existing(tx, new)
+        if existing is not None:
+            _check_retry(existing, new, started_rec, link=link_rec)
+            return OneShotChildRunStartResult(
+                run_status=existing.status,
+                parent_record=expect_stored(tx, parent, link_rec, None),
+                started=expect_stored(tx, existing, started_rec, None),
+            )
+        # 3.6 orders the parent's session and status before the link's owner (3.4 after).
+        _check_new_child_parent(parent, new, None)
+        _check_new_child_parent(parent, new, check_append(tx, parent, link_rec))
+        parent_result = insert(tx, parent, link_rec, None)
+        created = tx.create_run(
+            new,
+            outcome=RunStartOutcome.PROCEED,
+            start_key=started_rec.event_key,
+            parent_link_key=link_rec.event_key,
+        )
+        return OneShotChildRunStartResult(
+            run_status=created.status,
+            parent_record=parent_result,
+            started=insert(tx, created, started_rec, None),
+        )
+
+    return ctx.uow.write(operation)

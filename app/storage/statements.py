@@ -1,0 +1,92 @@
+"""The unit of work's prebuilt statements, every value a bind parameter.
+
+Built once: SQLAlchemy then reuses their compiled form and cache key instead of rebuilding
+both on every call (the hot paths run several per operation). The UPDATE statements and
+the fused append take their columns from the tables (``MUTABLE`` columns, every record
+column), never from a hand-written list.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import sqlalchemy as sa
+
+from .driver import DriverStatement
+from .rows import NEW_RECORD_FIELDS, PREFIXED_RECORD_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE
+from .schema import checkpoints, run_records, run_tombstones, runs, sessions
+
+_P = sa.bindparam
+
+SELECT_SESSION: Final = sa.select(sessions).where(sessions.c.session_id == _P("session_id"))
+LOCK_SESSION: Final = SELECT_SESSION.with_for_update()
+SELECT_RUN: Final = sa.select(runs).where(runs.c.run_id == _P("run_id"))
+LOCK_RUN: Final = SELECT_RUN.with_for_update()
+SELECT_TOMBSTONE: Final = sa.select(run_tombstones.c.run_id).where(
+    run_tombstones.c.run_id == _P("run_id")
+)
+#: PostgreSQL: the lock that serialises the writers of a sessionful run, found through it.
+LOCK_SESSION_OF_RUN: Final = DriverStatement(
+    sa.select(sessions)
+    .join(runs, runs.c.session_id == sessions.c.session_id)
+    .where(runs.c.run_id == _P("run_id"))
+    .with_for_update(of=sessions)
+)
+_RUN_AND_RECORD = (
+    sa.select(runs, *PREFIXED_RECORD_COLUMNS)
+    .select_from(
+        runs.outerjoin(
+            run_records,
+            sa.and_(
+                run_records.c.run_id == runs.c.run_id,
+                run_records.c.event_key == _P("event_key"),
+            ),
+        )
+    )
+    .where(runs.c.run_id == _P("run_id"))
+)
+#: A run with the record stored under an event key (if any): the append check's one read.
+SELECT_RUN_AND_RECORD: Final = DriverStatement(_RUN_AND_RECORD)
+LOCK_RUN_AND_RECORD: Final = _RUN_AND_RECORD.with_for_update(of=runs)
+SELECT_RECORD: Final = sa.select(*PREFIXED_RECORD_COLUMNS).where(
+    run_records.c.run_id == _P("run_id"), run_records.c.event_key == _P("event_key")
+)
+SELECT_CHECKPOINT: Final = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.data).where(
+    checkpoints.c.run_id == _P("run_id")
+)
+INSERT_RUN: Final = runs.insert()
+INSERT_RECORD: Final = run_records.insert()
+INSERT_CHECKPOINT: Final = checkpoints.insert()
+
+#: Bind-parameter prefixes: a column's own name may not name a bind parameter in an UPDATE.
+KEY: Final = "key_"
+RUN: Final = "u_run_"
+SESSION: Final = "u_session_"
+RECORD: Final = "r_"
+
+UPDATE_RUN: Final = (
+    runs.update()
+    .where(runs.c.run_id == _P(KEY + "run_id"))
+    .values({name: _P(RUN + name) for name in RUN_MUTABLE})
+)
+UPDATE_SESSION: Final = (
+    sessions.update()
+    .where(sessions.c.session_id == _P(KEY + "session_id"))
+    .values({name: _P(SESSION + name) for name in SESSION_MUTABLE})
+)
+
+
+def _fused_append(*, sessionful: bool) -> DriverStatement:
+    """PostgreSQL only: the run's update, the session's update and the record's insert as
+    one statement (data-modifying CTEs), one round trip instead of three."""
+    ctes = [UPDATE_RUN.cte("u_run")]
+    if sessionful:
+        ctes.append(UPDATE_SESSION.cte("u_session"))
+    columns = ("seq", "session_seq", *NEW_RECORD_FIELDS)
+    return DriverStatement(
+        run_records.insert().values({name: _P(RECORD + name) for name in columns}).add_cte(*ctes)
+    )
+
+
+FUSED_APPEND: Final = _fused_append(sessionful=True)
+FUSED_APPEND_SESSIONLESS: Final = _fused_append(sessionful=False)

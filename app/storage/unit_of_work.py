@@ -1,0 +1,290 @@
+"""The unit of work: one transaction per operation, its retries, and its error mapping.
+
+``UnitOfWork.write``/``read`` run an operation inside one database transaction and commit
+or roll back whole. A ``Tx`` is what the operation sees: reads happen at once; writes are
+buffered on the ``RunState``/``SessionState`` objects it has read and on its pending
+records and checkpoints, and reach the database in one flush just before the commit.
+Record IDs and session positions are computed from counters read under the locks this
+transaction holds:
+
+* a sessionful run is only ever written while holding its session's row lock
+  (``SELECT … FOR UPDATE``), so the session lock serialises the session *and* its runs;
+* a sessionless run is written while holding its own row lock;
+* on SQLite every write transaction starts with ``BEGIN IMMEDIATE`` and so holds the
+  database's single write lock from its first statement.
+
+How the locks are taken and how the flush is sent differ by database: ``dialects.py``.
+Transient database failures are retried a few times and then answered ``unavailable``;
+every write is idempotent (records by their event keys, memory appends by their
+idempotency keys), so a retry after a commit whose outcome is unknown is an exact retry.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from app.domain.validation import NewRun
+from runtime_store_client import (
+    InvalidArgumentError,
+    RunNotFoundError,
+    RunStartOutcome,
+    RunStatus,
+    SessionPurgedError,
+    StoreError,
+    UnavailableError,
+)
+
+from . import statements as st
+from .dialects import Dialect, dialect_of
+from .engine import WRITE_OPTION
+from .rows import (
+    RunState,
+    SessionState,
+    StoredRecord,
+    run_from_row,
+    session_from_row,
+    stored_record_from_row,
+)
+
+T = TypeVar("T")
+
+DEFAULT_ATTEMPTS: Final = 5
+
+# SQLSTATEs worth retrying: serialization failure, deadlock, lock timeout,
+# statement timeout, admin shutdown / crash shutdown / cannot connect now; classes 08
+# (connection exceptions) and 53 (insufficient resources) are matched by prefix.
+_TRANSIENT_SQLSTATES: Final = frozenset(
+    {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
+)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether an exception is a database failure worth retrying (``unavailable``)."""
+    if isinstance(exc, sa.exc.TimeoutError):  # no pooled connection became free
+        return True
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        return sqlstate in _TRANSIENT_SQLSTATES or sqlstate[:2] in ("08", "53")
+    if isinstance(exc, sa.exc.OperationalError):
+        if type(exc.orig).__module__.startswith("sqlite3"):
+            message = str(exc.orig).lower()
+            return "locked" in message or "busy" in message
+        # psycopg raises OperationalError without a SQLSTATE when the connection fails.
+        return True
+    return False
+
+
+def _unavailable_message(exc: BaseException) -> str:
+    if isinstance(exc, sa.exc.TimeoutError):
+        return "no database connection is available"
+    return "the database is unavailable; retry"
+
+
+def purged_error(session_id: str, run_id: str = "") -> SessionPurgedError:
+    return SessionPurgedError(
+        f"session {session_id!r} was purged", session_id=session_id, run_id=run_id
+    )
+
+
+@dataclass
+class Tx:
+    """One transaction of one operation; see the module docstring for the locking rules."""
+
+    conn: Connection
+    dialect: Dialect
+    now_ms: int
+    records: list[dict[str, Any]] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    runs: dict[str, RunState] = field(default_factory=dict)
+    sessions: dict[str, SessionState] = field(default_factory=dict)
+    prefetched: dict[tuple[str, str], StoredRecord | None] = field(default_factory=dict)
+
+    # --- sessions ---------------------------------------------------------------------
+
+    def session(self, session_id: str, *, lock: bool) -> SessionState | None:
+        query = st.LOCK_SESSION if lock else st.SELECT_SESSION
+        row = self.conn.execute(query, {"session_id": session_id}).first()
+        if row is None:
+            return None
+        state = session_from_row(row)
+        if lock:
+            self.sessions[session_id] = state
+        return state
+
+    def keep_session(self, session: SessionState) -> SessionState:
+        """Track a session read under this transaction's lock (its counter may move)."""
+        self.sessions[session.session_id] = session
+        return session
+
+    def mark_session(self, session: SessionState) -> None:
+        session.dirty = True
+        self.sessions[session.session_id] = session
+
+    # --- runs -------------------------------------------------------------------------
+
+    def run(self, run_id: str, *, lock: bool = False) -> RunState | None:
+        query = st.LOCK_RUN if lock else st.SELECT_RUN
+        row = self.conn.execute(query, {"run_id": run_id}).first()
+        return None if row is None else self._keep_run(run_from_row(row))
+
+    def _keep_run(self, run: RunState) -> RunState:
+        self.runs[run.run_id] = run
+        return run
+
+    def run_was_purged(self, run_id: str) -> bool:
+        """Whether the run ID belonged to a purged session (read *after* ``run()``)."""
+        return self.conn.execute(st.SELECT_TOMBSTONE, {"run_id": run_id}).first() is not None
+
+    def missing_run_error(self, run_id: str) -> StoreError:
+        if self.run_was_purged(run_id):
+            return SessionPurgedError(f"run {run_id!r} belonged to a purged session", run_id=run_id)
+        return RunNotFoundError(f"run {run_id!r} not found", run_id=run_id)
+
+    def existing_run(self, run_id: str) -> RunState:
+        """A run that must exist, read without locks (for reads and identity checks)."""
+        run = self.run(run_id)
+        if run is None:
+            raise self.missing_run_error(run_id)
+        return run
+
+    def open_run(
+        self, run_id: str, event_key: str | None = None
+    ) -> tuple[RunState, SessionState | None]:
+        """A run about to be written, with the lock that serialises its writers held, and
+        its live session (``session_purged`` when it has none any more)."""
+        return self.dialect.open_run(self, run_id, event_key)
+
+    def run_and_record(self, row: Any, event_key: str | None) -> RunState:
+        """Keep a run read together with its record under ``event_key`` (``rec_*``)."""
+        run = self._keep_run(run_from_row(row))
+        if event_key is not None:
+            self.prefetched[(run.run_id, event_key)] = (
+                None if row.rec_seq is None else stored_record_from_row(row)
+            )
+        return run
+
+    def create_run(
+        self,
+        new: NewRun,
+        *,
+        outcome: RunStartOutcome,
+        start_key: str,
+        parent_link_key: str | None = None,
+    ) -> RunState:
+        return self._keep_run(
+            RunState(
+                run_id=new.run_id,
+                agent_id=new.agent_id,
+                session_id=new.session_id,
+                parent_run_id=new.parent_run_id,
+                status=RunStatus.RUNNING,
+                start_outcome=outcome,
+                started_at_ms=new.started_at_ms,
+                updated_at_ms=self.now_ms,
+                labels=new.labels_json,
+                cancellation_reason="",
+                record_count=0,
+                start_key=start_key,
+                parent_link_key=parent_link_key,
+                is_new=True,
+            )
+        )
+
+    def change_run(self, run: RunState, **changes: Any) -> None:
+        """Apply a state change; ``updated_at`` moves to the store clock."""
+        for name, value in changes.items():
+            setattr(run, name, value)
+        run.updated_at_ms = self.now_ms
+        run.dirty = True
+
+    # --- records and checkpoints ------------------------------------------------------
+
+    def stored_record(self, run_id: str, event_key: str) -> StoredRecord | None:
+        key = (run_id, event_key)
+        if key in self.prefetched:
+            return self.prefetched[key]
+        row = self.conn.execute(
+            st.SELECT_RECORD, {"run_id": run_id, "event_key": event_key}
+        ).first()
+        return None if row is None else stored_record_from_row(row)
+
+    def add_record(self, row: dict[str, Any]) -> None:
+        self.records.append(row)
+
+    def checkpoint(self, run_id: str) -> tuple[str, bytes] | None:
+        """The stored checkpoint's ID and data, if any."""
+        row = self.conn.execute(st.SELECT_CHECKPOINT, {"run_id": run_id}).first()
+        return None if row is None else (row.checkpoint_id, bytes(row.data))
+
+    def add_checkpoint(self, run: RunState, checkpoint_id: str, data: bytes) -> None:
+        self.checkpoints.append(
+            {"run_id": run.run_id, "checkpoint_id": checkpoint_id, "data": data}
+        )
+
+    # --- commit -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write every buffered change; called once, right before the commit."""
+        self.dialect.flush(self)
+
+
+class UnitOfWork:
+    """Runs each operation in one transaction of one engine, retrying transient failures."""
+
+    def __init__(
+        self, engine: Engine, *, clock: Callable[[], int], attempts: int = DEFAULT_ATTEMPTS
+    ) -> None:
+        self.engine = engine
+        self.dialect = dialect_of(engine)
+        self._clock = clock
+        self._attempts = attempts
+
+    def write(self, operation: Callable[[Tx], T]) -> T:
+        """Run a write: on SQLite it holds the write lock from its first statement."""
+        return self._transact(operation, write=True)
+
+    def read(self, operation: Callable[[Tx], T]) -> T:
+        return self._transact(operation, write=False)
+
+    def _transact(self, operation: Callable[[Tx], T], *, write: bool) -> T:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._once(operation, write=write)
+            except StoreError:
+                raise
+            except sa.exc.DataError as exc:
+                # A value the database cannot hold (e.g. NUL in text on PostgreSQL).
+                raise InvalidArgumentError("a value cannot be stored or looked up") from exc
+            except sa.exc.IntegrityError:
+                # A concurrent writer stored the same key first; the next attempt sees it.
+                if attempt >= self._attempts:
+                    raise
+            except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
+                if not is_transient(exc):
+                    raise
+                if attempt >= self._attempts:
+                    raise UnavailableError(_unavailable_message(exc)) from exc
+            time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
+
+    def _once(self, operation: Callable[[Tx], T], *, write: bool) -> T:
+        with self.engine.connect() as conn:
+            if write:
+                conn.execution_options(**{WRITE_OPTION: True})
+            with conn.begin():
+                tx = Tx(conn, self.dialect, self._clock())
+                result = operation(tx)
+                tx.flush()
+            return result

@@ -1,0 +1,99 @@
+"""Contract times, the one definition the service and the client share (CONTRACT.md 1.4, 8).
+
+A contract time is timezone-aware with millisecond precision: a finer part is an error,
+never truncated. On the wire it is RFC 3339: read with any offset, written as UTC with
+exactly three fraction digits and ``Z`` (``2026-11-30T01:02:03.456Z``). The store keeps it
+as epoch milliseconds.
+
+Failures raise :class:`TimeError`, a ``ValueError`` whose message names the broken rule
+but not the value's field (``"has sub-millisecond precision"``): each caller prefixes the
+field's name and raises its own error type (``InvalidArgumentError`` before a request,
+``ValueError`` in a pydantic validator).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: Go's zero ``time.Time``: what an unset timestamp looks like on the wire.
+ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+#: A contract time as the wire writes it.
+EXAMPLE = "2026-11-30T01:02:03.456Z"
+
+_RFC3339 = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})"
+    r"(?:\.(?P<frac>\d+))?(?P<tz>[Zz]|[+-]\d{2}:\d{2})"
+)
+
+
+class TimeError(ValueError):
+    """A time that breaks a contract rule; the message is the rule, without the field."""
+
+
+def check_time(value: object) -> datetime:
+    """``value`` itself if it is a contract time: an aware ``datetime``, whole milliseconds."""
+    if not isinstance(value, datetime):
+        raise TimeError("must be a datetime")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise TimeError("must be timezone-aware (UTC)")
+    if value.microsecond % 1000:
+        raise TimeError("has sub-millisecond precision")
+    return value
+
+
+def to_utc(value: datetime) -> datetime:
+    """The same instant in UTC; an instant outside years 1-9999 there is an error."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise TimeError("is outside the years 0001-9999 in UTC") from None
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """An RFC 3339 time with an offset and at most millisecond precision, in UTC.
+
+    Zeros beyond the milliseconds are accepted (they change nothing); any other finer
+    digit is an error.
+    """
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise TimeError(f"must be an RFC 3339 string such as {EXAMPLE}")
+    fraction = match["frac"] or ""
+    if fraction[3:].strip("0"):
+        raise TimeError("has sub-millisecond precision")
+    tz = match["tz"].upper()
+    if tz == "Z":
+        zone = UTC
+    else:
+        sign = -1 if tz[0] == "-" else 1
+        zone = timezone(sign * timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
+    try:
+        parsed = datetime.fromisoformat(
+            f"{match['date']}T{match['h']}:{match['m']}:{match['s']}"
+        ).replace(microsecond=int(fraction[:3].ljust(3, "0")) * 1000, tzinfo=zone)
+    except ValueError as exc:
+        raise TimeError(f"is not a valid date and time: {exc}") from None
+    return to_utc(parsed)
+
+
+def format_rfc3339(value: datetime) -> str:
+    """UTC, exactly three fraction digits, ``Z`` suffix."""
+    utc = value.astimezone(UTC)
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z"
+    )
+
+
+def to_epoch_millis(value: datetime) -> int:
+    """Epoch milliseconds of an aware time; a sub-millisecond part is dropped, so check
+    contract input with :func:`check_time` first (the store clock is cut on purpose)."""
+    delta = value - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def from_epoch_millis(ms: int) -> datetime:
+    """The UTC ``datetime`` of epoch milliseconds."""
+    return EPOCH + timedelta(milliseconds=ms)
