@@ -16,6 +16,7 @@ chosen once per engine:
 
 from __future__ import annotations
 
+import abc
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -41,11 +42,12 @@ def _require_live(session: SessionState | None, run: RunState) -> SessionState:
     return session
 
 
-class Dialect:
+class Dialect(abc.ABC):
     """The operations' view of a database; subclasses hold what differs."""
 
     name = ""
 
+    @abc.abstractmethod
     def open_run(
         self, tx: Tx, run_id: str, event_key: str | None
     ) -> tuple[RunState, SessionState | None]:
@@ -54,7 +56,6 @@ class Dialect:
         With ``event_key`` the record stored under it is read in the same statement and
         kept for the append check (``Tx.stored_record``).
         """
-        raise NotImplementedError
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
         """A sessionless run about to be written (a one-shot parent), its lock held; on
@@ -80,7 +81,9 @@ class Dialect:
             conn.execute(st.INSERT_RECORD, tx.records)
 
     def pause_between_batches(self, elapsed: float) -> None:
-        """Called after each purge batch that took ``elapsed`` seconds."""
+        """Called after each purge batch that took ``elapsed`` seconds; no pause by default
+        (PostgreSQL's row locks let writers through)."""
+        del elapsed
 
 
 def _run_update(run: RunState) -> dict[str, Any]:
