@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.database_url import canonical_database_url
 from app.domain.limits import Limits, MiB
-from app.storage.engine import normalize_url
 
 DEFAULT_DATABASE_URL = "sqlite:///./runtime-store.db"
 
@@ -59,4 +59,4 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _normalize(cls, value: str) -> str:
-        return normalize_url(value).render_as_string(hide_password=False)
+        return canonical_database_url(value)

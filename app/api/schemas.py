@@ -191,6 +191,9 @@ class RunMetaBody(WireModel):
     updated_at: Time
     labels: dict[str, str]
     cancellation_reason: str
+    successor_run_id: str = Field(
+        description='The continuation admitted for this suspended run; "" until one starts.'
+    )
 
     @classmethod
     def of(cls, meta: RunMeta) -> Self:
@@ -205,6 +208,7 @@ class RunMetaBody(WireModel):
             updated_at=meta.updated_at,
             labels=dict(meta.labels),
             cancellation_reason=meta.cancellation_reason,
+            successor_run_id=meta.successor_run_id,
         )
 
 

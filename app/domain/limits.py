@@ -20,12 +20,6 @@ from runtime_store_client import (
 MiB = 1024 * 1024
 
 
-def check_text(value: str, what: str) -> None:
-    """Stored text may not hold NUL (PostgreSQL cannot store it, so no backend accepts it)."""
-    if "\x00" in value:
-        raise InvalidArgumentError(f"{what} must not contain a NUL character")
-
-
 @dataclass(frozen=True)
 class Limits:
     max_id_bytes: int = 256
@@ -47,7 +41,7 @@ class Limits:
         if len(labels) > self.max_labels:
             raise InvalidArgumentError(f"{what} has more than {self.max_labels} labels")
         for key, value in labels.items():
-            # Labels are stored as JSON text, where NUL is escaped: no check_text here.
+            # Labels are stored as JSON text, where NUL is escaped (2.6, domain/text.py).
             for part in (key, value):
                 if isinstance(part, str) and len(part.encode("utf-8", "surrogatepass")) > (
                     self.max_label_bytes

@@ -21,6 +21,7 @@ from runtime_store_client import (
 )
 
 from . import payloads
+from .text import check_plain_text, check_unicode
 from .times import to_millis
 
 
@@ -65,6 +66,15 @@ def require_id(value: str, what: str) -> str:
         raise InvalidArgumentError(f"{what} must be a string")
     if not value:
         raise InvalidArgumentError(f"{what} is required")
+    check_plain_text(value, what)
+    return value
+
+
+def optional_text(value: object, what: str) -> str:
+    """An optional plain-column string: "" or text under the rules of 2.6."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{what} must be a string")
+    check_plain_text(value, what)
     return value
 
 
@@ -76,6 +86,9 @@ def check_labels(labels: Mapping[str, str] | None, what: str) -> dict[str, str]:
     for key, value in labels.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise InvalidArgumentError(f"{what} must map strings to strings")
+        # Kept as JSON text: an escaped NUL is allowed, a lone surrogate is not (2.6).
+        check_unicode(key, f"{what} key")
+        check_unicode(value, f"{what}[{key!r}]")
     return dict(labels)
 
 
@@ -89,8 +102,7 @@ def check_record(record: Record, what: str = "record") -> NewRecord:
     for name in ("event_key", "run_id", "agent_id", "type"):
         require_id(getattr(record, name), f"{what}.{name}")
     for name in ("session_id", "turn_id"):
-        if not isinstance(getattr(record, name), str):
-            raise InvalidArgumentError(f"{what}.{name} must be a string")
+        optional_text(getattr(record, name), f"{what}.{name}")
     if not isinstance(record.payload, bytes | bytearray):
         raise InvalidArgumentError(f"{what}.payload must be bytes")
     payload = bytes(record.payload)
@@ -164,8 +176,7 @@ def check_run_start(
     require_id(run.run_id, "run.run_id")
     require_id(run.agent_id, "run.agent_id")
     for name in ("session_id", "parent_run_id", "predecessor_run_id"):
-        if not isinstance(getattr(run, name), str):
-            raise InvalidArgumentError(f"run.{name} must be a string")
+        optional_text(getattr(run, name), f"run.{name}")
     if sessionful and not run.session_id:
         raise InvalidArgumentError("run.session_id is required")
     if not sessionful and run.session_id:

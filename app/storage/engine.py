@@ -17,6 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
+from app.database_url import canonical_database_url
+
 #: Execution option that makes a SQLite transaction take the write lock at BEGIN.
 WRITE_OPTION: Final = "runtime_store_write"
 
@@ -25,9 +27,7 @@ SQLITE_BUSY_TIMEOUT_MS: Final = 30_000
 
 def normalize_url(url: str | URL) -> URL:
     """``postgres://`` and ``postgresql://`` mean psycopg 3; everything else is kept."""
-    if isinstance(url, str) and url.startswith("postgres://"):
-        url = "postgresql://" + url.removeprefix("postgres://")
-    parsed = make_url(url)
+    parsed = make_url(canonical_database_url(url) if isinstance(url, str) else url)
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed

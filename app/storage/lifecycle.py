@@ -77,9 +77,11 @@ def record_run_cancellation(ctx: Context, run_id: str, reason: str, record: Reco
         stored = check_append(tx, run, rec)
         if stored is not None:
             return result(stored, inserted=False, session=session)
-        if not run.cancellation_reason and run.terminal:
+        # The remembered key, not the reason, says whether a cancellation was stored: a run
+        # stopped at start has the reason session_ended and no key (1.8, 3.8).
+        if not run.cancellation_key and run.terminal:
             raise RunNotActiveError(f"run {run_id!r} is {run.status.value}", run_id=run_id)
-        if run.cancellation_reason:
+        if run.cancellation_key:
             raise RunCancellationConflictError(
                 f"run {run_id!r} cancellation was stored by another event", run_id=run_id
             )

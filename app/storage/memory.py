@@ -2,12 +2,15 @@
 
 Memory events carry no event keys, so each append has one: the caller's idempotency key
 (the HTTP client sends one per call and keeps it across its retries), or a fresh one. An
-append whose key was already accepted for the agent's run is a no-op, so a retry after a
-lost answer never stores the events twice.
+append whose key was already accepted for the agent's run with the same events is a no-op,
+so a retry after a lost answer never stores the events twice; the same key with other
+events is an ``event_conflict`` (2.7), never a silent drop. The memory of a run whose
+session was purged is gone with it (3.1): naming such a run answers ``session_purged``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -17,13 +20,35 @@ import sqlalchemy as sa
 
 from app.domain import validation as v
 from app.domain.limits import Limits
+from app.domain.text import check_unicode
 from app.domain.times import from_millis, to_millis
-from runtime_store_client import InvalidArgumentError, MemoryEvent, Snapshot
+from runtime_store_client import (
+    EventConflictError,
+    InvalidArgumentError,
+    MemoryEvent,
+    SessionPurgedError,
+    Snapshot,
+)
 from runtime_store_client.types import MEMORY_EVENT_TYPES
 
 from .context import Context
 from .schema import memory_batches, memory_events
 from .unit_of_work import Tx
+
+
+def _refuse_purged(tx: Tx, run_id: str) -> None:
+    if tx.run_was_purged(run_id):
+        raise SessionPurgedError(f"run {run_id!r} belonged to a purged session", run_id=run_id)
+
+
+def _digest(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The batch's content, independent of key order inside ``data`` and ``labels``."""
+    content = [
+        [row["type"], row["timestamp_ms"], json.loads(row["data"]), json.loads(row["labels"])]
+        for row in rows
+    ]
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _check_ids(ctx: Context, agent_id: str, run_id: str) -> None:
@@ -39,6 +64,7 @@ def load_memory(ctx: Context, agent_id: str, run_id: str) -> Snapshot:
     v.require_id(run_id, "run_id")
 
     def operation(tx: Tx) -> Snapshot:
+        _refuse_purged(tx, run_id)
         rows = tx.conn.execute(
             sa.select(memory_events)
             .where(memory_events.c.agent_id == agent_id, memory_events.c.run_id == run_id)
@@ -67,6 +93,7 @@ def append_memory_events(
     """Append memory events atomically; none is a no-op."""
     _check_ids(ctx, agent_id, run_id)
     ctx.limits.check_id(idempotency_key, "idempotency_key")
+    v.optional_text(idempotency_key, "idempotency_key")
     rows = [
         _memory_row(agent_id, run_id, event, index, ctx.limits)
         for index, event in enumerate(events)
@@ -74,20 +101,32 @@ def append_memory_events(
     if not rows:
         return
     key = idempotency_key or uuid.uuid4().hex
+    digest = _digest(rows)
 
     def operation(tx: Tx) -> None:
+        _refuse_purged(tx, run_id)
         accepted = tx.conn.execute(
-            sa.select(memory_batches.c.idempotency_key).where(
+            sa.select(memory_batches.c.digest).where(
                 memory_batches.c.agent_id == agent_id,
                 memory_batches.c.run_id == run_id,
                 memory_batches.c.idempotency_key == key,
             )
         ).first()
         if accepted is not None:
+            if accepted.digest is not None and accepted.digest != digest:
+                raise EventConflictError(
+                    f"idempotency key {key!r} of run {run_id!r} was used for other events",
+                    run_id=run_id,
+                    event_key=key,
+                )
             return
         tx.conn.execute(
             memory_batches.insert().values(
-                agent_id=agent_id, run_id=run_id, idempotency_key=key, appended_at_ms=tx.now_ms
+                agent_id=agent_id,
+                run_id=run_id,
+                idempotency_key=key,
+                appended_at_ms=tx.now_ms,
+                digest=digest,
             )
         )
         tx.conn.execute(memory_events.insert(), rows)
@@ -127,6 +166,7 @@ def _memory_row(
     if not isinstance(event.data, Mapping):
         raise InvalidArgumentError(f"{what}.data must be a JSON object")
     data = _json_text(event.data, f"{what}.data")
+    check_unicode(data, f"{what}.data")
     limits.check_data_size(len(data.encode()), f"{what}.data")
     limits.check_labels(event.labels, f"{what}.labels")
     labels = v.check_labels(event.labels, f"{what}.labels")

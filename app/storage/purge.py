@@ -3,11 +3,11 @@ its IDs reserved forever.
 
 The first transaction is the purge as callers see it: it checks the session, marks it
 purged and moves its runs to tombstones, so from its commit on every operation naming the
-session or one of its runs answers ``session_purged`` and nothing of it can be read. The
-runs' records and checkpoints, unreachable from then on, are deleted afterwards in batches
-of short transactions, so the purge never holds the write lock (SQLite) for long. A purge
-cut short after its first transaction is finished by the next purge of the session (every
-retry).
+session or one of its runs (memory included) answers ``session_purged`` and nothing of it
+can be read. The runs' records, checkpoints and memory (whichever agent wrote it),
+unreachable from then on, are deleted afterwards in batches of short transactions, so the
+purge never holds the write lock (SQLite) for long. A purge cut short after its first
+transaction is finished by the next purge of the session (every retry).
 """
 
 from __future__ import annotations
@@ -22,7 +22,16 @@ from app.domain import validation as v
 from runtime_store_client import RunStatus, SessionActiveError, SessionHasActiveRunsError
 
 from .context import Context
-from .schema import SessionRowStatus, checkpoints, run_records, run_tombstones, runs, sessions
+from .schema import (
+    SessionRowStatus,
+    checkpoints,
+    memory_batches,
+    memory_events,
+    run_records,
+    run_tombstones,
+    runs,
+    sessions,
+)
 from .sessions import not_found
 from .unit_of_work import Tx
 
@@ -34,6 +43,26 @@ _PURGED_RUN_SIZES: Final = sa.select(
     .where(run_records.c.run_id == run_tombstones.c.run_id)
     .scalar_subquery(),
 ).where(run_tombstones.c.session_id == sa.bindparam("session_id"))
+
+
+def _purged_runs() -> sa.Select[tuple[str]]:
+    return sa.select(run_tombstones.c.run_id).where(
+        run_tombstones.c.session_id == sa.bindparam("session_id")
+    )
+
+
+#: At most ``batch`` memory events of the session's tombstoned runs (index on run_id, id).
+_DELETE_MEMORY_EVENTS: Final = memory_events.delete().where(
+    memory_events.c.id.in_(
+        sa.select(memory_events.c.id)
+        .where(memory_events.c.run_id.in_(_purged_runs()))
+        .limit(sa.bindparam("batch"))
+        .scalar_subquery()
+    )
+)
+_DELETE_MEMORY_BATCHES: Final = memory_batches.delete().where(
+    memory_batches.c.run_id.in_(_purged_runs())
+)
 
 
 def purge_session(ctx: Context, session_id: str) -> None:
@@ -115,12 +144,25 @@ def _batches(sizes: list[tuple[str, int | None]], session_id: str, batch: int) -
     return deletes
 
 
-def _execute(statement: sa.Delete, tx: Tx) -> None:
-    tx.conn.execute(statement)
+def _execute(statement: sa.Delete, tx: Tx, params: dict[str, object] | None = None) -> int:
+    return tx.conn.execute(statement, params or {}).rowcount
+
+
+def _delete_purged_memory(ctx: Context, session_id: str) -> None:
+    """Memory events in batches until none is left, then the accepted-batch keys."""
+    params: dict[str, object] = {"session_id": session_id, "batch": ctx.purge_batch}
+    while True:
+        started = time.perf_counter()
+        deleted = ctx.uow.write(functools.partial(_execute, _DELETE_MEMORY_EVENTS, params=params))
+        ctx.uow.dialect.pause_between_batches(time.perf_counter() - started)
+        if deleted < ctx.purge_batch:
+            break
+    ctx.uow.write(functools.partial(_execute, _DELETE_MEMORY_BATCHES, params=params))
 
 
 def _delete_purged_rows(ctx: Context, session_id: str) -> None:
-    """Delete the records and checkpoints of the session's tombstoned runs, in batches."""
+    """Delete the records, checkpoints and memory of the session's tombstoned runs, in
+    batches."""
     sizes = ctx.uow.read(
         lambda tx: [
             (row[0], row[1])
@@ -131,3 +173,4 @@ def _delete_purged_rows(ctx: Context, session_id: str) -> None:
         started = time.perf_counter()
         ctx.uow.write(functools.partial(_execute, statement))
         ctx.uow.dialect.pause_between_batches(time.perf_counter() - started)
+    _delete_purged_memory(ctx, session_id)

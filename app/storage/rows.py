@@ -78,6 +78,7 @@ class RunState:
     cancellation_key: str | None = None
     suspension_key: str | None = None
     terminal_key: str | None = None
+    successor_run_id: str = ""
     is_new: bool = False
     dirty: bool = False
 
@@ -106,9 +107,16 @@ def _empty_as_none(value: str) -> str | None:
     return value or None
 
 
-#: Columns whose database form differs from the state's: NULL means "no session".
-_FROM_DB: Final[Mapping[str, Callable[[Any], Any]]] = {"session_id": _none_as_empty}
-_TO_DB: Final[Mapping[str, Callable[[Any], Any]]] = {"session_id": _empty_as_none}
+#: Columns whose database form differs from the state's: NULL means "no session" and
+#: "no successor".
+_FROM_DB: Final[Mapping[str, Callable[[Any], Any]]] = {
+    "session_id": _none_as_empty,
+    "successor_run_id": _none_as_empty,
+}
+_TO_DB: Final[Mapping[str, Callable[[Any], Any]]] = {
+    "session_id": _empty_as_none,
+    "successor_run_id": _empty_as_none,
+}
 
 
 def _reader(
@@ -222,6 +230,7 @@ def run_meta(run: RunState) -> RunMeta:
         updated_at=from_millis(run.updated_at_ms),
         labels=json.loads(run.labels),
         cancellation_reason=run.cancellation_reason,
+        successor_run_id=run.successor_run_id,
     )
 
 

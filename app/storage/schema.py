@@ -81,6 +81,8 @@ runs = sa.Table(
     sa.Column("cancellation_key", sa.Text(), nullable=True, info=MUTABLE),
     sa.Column("suspension_key", sa.Text(), nullable=True, info=MUTABLE),
     sa.Column("terminal_key", sa.Text(), nullable=True, info=MUTABLE),
+    # The one continuation admitted for this (suspended) run; NULL until then (3.13).
+    sa.Column("successor_run_id", sa.Text(), nullable=True, info=MUTABLE),
     sa.CheckConstraint(_one_of("status", RunStatus), name="status"),
     sa.CheckConstraint(_one_of("start_outcome", RunStartOutcome), name="start_outcome"),
     sa.Index(None, "session_id", "started_at_ms", "run_id"),
@@ -137,6 +139,8 @@ memory_events = sa.Table(
     sa.Column("data", sa.Text(), nullable=False),
     sa.Column("labels", sa.Text(), nullable=False),
     sa.Index(None, "agent_id", "run_id", "id"),
+    # A purge deletes the memory of its session's runs, whichever agent wrote it.
+    sa.Index(None, "run_id", "id"),
 )
 
 api_tokens = sa.Table(
@@ -160,4 +164,8 @@ memory_batches = sa.Table(
     sa.Column("run_id", sa.Text(), primary_key=True),
     sa.Column("idempotency_key", sa.Text(), primary_key=True),
     sa.Column("appended_at_ms", sa.BigInteger(), nullable=False),
+    # SHA-256 of the batch's events: a key repeated with other events is a conflict (2.7).
+    # NULL for batches accepted before the digest was kept.
+    sa.Column("digest", sa.String(64), nullable=True),
+    sa.Index(None, "run_id"),
 )

@@ -36,6 +36,7 @@ def not_found(session_id: str) -> SessionNotFoundError:
 
 def readable_session(tx: Tx, session_id: str) -> SessionState:
     """A session that exists and is not purged (``""`` is never a session)."""
+    v.optional_text(session_id, "session_id")
     session = tx.session(session_id, lock=False) if session_id else None
     if session is None:
         raise not_found(session_id)

@@ -85,6 +85,17 @@ def _admit_continuation(tx: Tx, new: v.NewRun) -> None:
                 f"the continuation needs {expected!r}",
                 run_id=new.run_id,
             )
+    # One successor per predecessor: the session lock held here serialises racing
+    # continuations, so exactly one sets the field; the admitted one's retries pass.
+    if predecessor.successor_run_id == new.run_id:
+        return
+    if predecessor.successor_run_id:
+        raise RunConflictError(
+            f"predecessor run {predecessor.run_id!r} was already continued by run "
+            f"{predecessor.successor_run_id!r}",
+            run_id=new.run_id,
+        )
+    tx.change_run(predecessor, successor_run_id=new.run_id)
 
 
 def _same_identity(run: RunState, new: v.NewRun) -> bool:

@@ -265,8 +265,9 @@ class UnitOfWork:
                 return self._once(operation, write=write)
             except StoreError:
                 raise
-            except sa.exc.DataError as exc:
-                # A value the database cannot hold (e.g. NUL in text on PostgreSQL).
+            except (sa.exc.DataError, UnicodeEncodeError) as exc:
+                # A value the database cannot hold. Validation refuses these first (2.6:
+                # NUL, lone surrogates); this keeps any it missed a 4xx, never a 500.
                 raise InvalidArgumentError("a value cannot be stored or looked up") from exc
             except sa.exc.IntegrityError:
                 # A concurrent writer stored the same key first; the next attempt sees it.

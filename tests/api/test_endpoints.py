@@ -483,6 +483,21 @@ def test_append_memory_events_answers_204_and_load_memory_returns_them_in_order(
     assert other_agent == {"agent_id": "agent-2", "run_id": "run-1", "events": []}
 
 
+def test_memory_idempotency_key_reused_with_other_events_is_409_event_conflict(
+    api: TestClient,
+) -> None:
+    url = "/v1/agents/agent-1/runs/run-idem/memory"
+    first = {"events": [{"type": "user_message", "timestamp": T0_WIRE, "data": {"n": 1}}]}
+    other = {"events": [{"type": "user_message", "timestamp": T0_WIRE, "data": {"n": 2}}]}
+    headers = {"Idempotency-Key": "call-1"}
+    ok(api.post(url, json=first, headers=headers), 204)
+    ok(api.post(url, json=first, headers=headers), 204)
+    refused = api.post(url, json=other, headers=headers)
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "event_conflict"
+    assert [e["data"] for e in ok(api.get(url))["events"]] == [{"n": 1}]
+
+
 def test_load_memory_of_an_unknown_run_is_an_empty_snapshot(api: TestClient) -> None:
     assert ok(api.get("/v1/agents/agent-1/runs/nope/memory")) == {
         "agent_id": "agent-1",

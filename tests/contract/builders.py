@@ -48,8 +48,13 @@ def uid(prefix: str) -> str:
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON bytes, as the Go runtime writes them."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact JSON bytes, as the Go runtime writes them (text that is not valid Unicode,
+    such as a lone surrogate, escaped: tests of rule 2.6 build such records)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode()
 
 
 def run_start(

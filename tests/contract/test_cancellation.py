@@ -254,6 +254,23 @@ def test_cancelling_run_stopped_at_start_with_other_reason_is_cancellation_confl
     )
 
 
+def test_cancelling_run_stopped_at_start_with_session_ended_is_run_not_active(
+    store: Backend, session_id: str
+) -> None:
+    """3.8: a stopped start stores the reason but no cancellation key, so it is terminal."""
+    store.end_session(session_id, at(1))
+    run = start_root(store, session_id).run
+    rec = cancellation_record(run, "session_ended")
+
+    assert_rejected(
+        store,
+        lambda: store.record_run_cancellation(run.run_id, "session_ended", rec),
+        RunNotActiveError,
+        run.run_id,
+        session_id=session_id,
+    )
+
+
 def test_same_reason_under_other_key_is_cancellation_conflict(
     store: Backend, run: RunStart, session_id: str
 ) -> None:

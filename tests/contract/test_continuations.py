@@ -124,12 +124,66 @@ def test_root_continuation_does_not_store_predecessor_on_run_meta(store: Backend
     )
 
 
-def test_root_continuation_leaves_predecessor_unchanged(store: Backend) -> None:
+def test_first_continuation_sets_successor_and_leaves_predecessor_suspended(
+    store: Backend,
+) -> None:
     session = new_session(store)
     predecessor = suspended_root(store, session.id)
-    before = observe(store, predecessor.run_id)
-    send_root(store, successor_root(session.id, predecessor.run_id))
-    assert observe(store, predecessor.run_id) == before
+    before = store.load_run(predecessor.run_id)
+    records = all_records(store, predecessor.run_id)
+    checkpoint_before = store.load_run_suspension(predecessor.run_id)
+    run = successor_root(session.id, predecessor.run_id)
+    send_root(store, run)
+    after = store.load_run(predecessor.run_id)
+    assert before.successor_run_id == ""
+    assert after.successor_run_id == run.run_id
+    assert replace(after, successor_run_id="", updated_at=before.updated_at) == before
+    assert all_records(store, predecessor.run_id) == records
+    assert store.load_run_suspension(predecessor.run_id) == checkpoint_before
+    assert store.load_run(run.run_id).successor_run_id == ""
+
+
+def test_second_continuation_of_one_predecessor_is_run_conflict_writing_nothing(
+    store: Backend,
+) -> None:
+    session = new_session(store)
+    predecessor = suspended_root(store, session.id)
+    first = successor_root(session.id, predecessor.run_id)
+    send_root(store, first)
+    second = successor_root(session.id, predecessor.run_id)
+    error = expect_root_rejected(store, second, RunConflictError, "run_conflict")
+    assert first.run_id in error.message
+    with pytest.raises(RunNotFoundError):
+        store.load_run(second.run_id)
+
+
+def test_admitted_successor_retry_succeeds_after_it_finished(store: Backend) -> None:
+    session = new_session(store)
+    predecessor = suspended_root(store, session.id)
+    run = successor_root(session.id, predecessor.run_id)
+    first = send_root(store, run)
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    retry = send_root(store, run)
+    assert retry.started == replace(first.started, inserted=False)
+    assert retry.run_status is RunStatus.COMPLETED
+    assert store.load_run(predecessor.run_id).successor_run_id == run.run_id
+
+
+def test_continuation_refused_after_its_check_leaves_successor_unset(store: Backend) -> None:
+    """The continuation check passes, the retry path then refuses the start (its run ID is
+    taken by another run): the whole start is one transaction, so nothing is set."""
+    session = new_session(store)
+    predecessor = suspended_root(store, session.id)
+    taken = start_root(store, session.id).run
+    run = successor_root(session.id, predecessor.run_id, run_id=taken.run_id)
+    before = observe(store, predecessor.run_id, taken.run_id, session_id=session.id)
+    with pytest.raises(StoreError) as info:
+        send_root(store, run)
+    assert info.value.code in ("run_conflict", "event_conflict")
+    assert observe(store, predecessor.run_id, taken.run_id, session_id=session.id) == before
+    assert store.load_run(predecessor.run_id).successor_run_id == ""
 
 
 def test_root_continuation_exact_retry_returns_original_ids(store: Backend) -> None:
@@ -463,3 +517,16 @@ def test_child_continuation_exact_retry_returns_original_ids(store: Backend) -> 
         id="1", inserted=False, session_status=SessionStatus.ACTIVE
     )
     assert observe(store, *ids, session_id=session.id) == before
+
+
+def test_second_child_continuation_of_one_predecessor_is_run_conflict_without_link(
+    store: Backend,
+) -> None:
+    session = new_session(store)
+    parent = start_root(store, session.id).run
+    predecessor = suspended_child(store, parent)
+    first = ChildRequest.under(parent, predecessor_run_id=predecessor.run_id)
+    first.send(store)
+    assert store.load_run(predecessor.run_id).successor_run_id == first.run.run_id
+    second = ChildRequest.under(parent, predecessor_run_id=predecessor.run_id)
+    expect_child_rejected(store, second, RunConflictError, "run_conflict")

@@ -9,6 +9,7 @@ import pytest
 
 from runtime_store_client import (
     InvalidArgumentError,
+    MemoryEvent,
     Record,
     RunStart,
     RunStatus,
@@ -189,6 +190,29 @@ def test_purge_leaves_runs_of_other_sessions(store: Backend) -> None:
     before = observe(store, kept.run_id, session_id=other.id)
     store.purge_session(session.id)
     assert observe(store, kept.run_id, session_id=other.id) == before
+
+
+def test_purge_removes_the_memory_of_the_sessions_runs_whichever_agent_wrote_it(
+    store: Backend,
+) -> None:
+    """3.1: an erasure takes the product memory of the session's runs with it."""
+    kept_session = new_session(store)
+    kept = start_root(store, kept_session.id).run
+    session = new_session(store)
+    root = start_root(store, session.id).run
+    event = MemoryEvent(type="user_message", timestamp=at(1), data={"text": "private"})
+    for agent in (root.agent_id, "agent-memory"):
+        store.append_memory_events(agent, root.run_id, [event])
+    store.append_memory_events(kept.agent_id, kept.run_id, [event])
+    complete(store, root)
+    store.end_session(session.id, at(1))
+    store.purge_session(session.id)
+    for agent in (root.agent_id, "agent-memory"):
+        with pytest.raises(SessionPurgedError):
+            store.load_memory(agent, root.run_id)
+        with pytest.raises(SessionPurgedError):
+            store.append_memory_events(agent, root.run_id, [event])
+    assert store.load_memory(kept.agent_id, kept.run_id).events == [event]
 
 
 # --- tombstones ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, purge
 from app.storage.verify import verify_database
-from runtime_store_client import RunStatus, SessionPurgedError
+from runtime_store_client import MemoryEvent, RunStatus, SessionPurgedError
 from tests.contract.builders import (
     at,
     checkpoint,
@@ -124,6 +124,38 @@ def test_purge_deletes_records_a_batch_per_transaction(engine: Engine) -> None:
     # One transaction marks the purge, one per record batch, one for the checkpoints
     # (and one read of what is left to delete).
     assert len(commits) >= 1 + len(deleted) + 1
+    assert verify_database(engine).ok
+
+
+def _memory_left(engine: Engine, run_ids: list[str]) -> tuple[int, int]:
+    """Memory events and accepted memory batches of these runs still stored."""
+    with engine.connect() as conn:
+        return tuple(
+            conn.execute(
+                sa.text(f"SELECT count(*) FROM {table} WHERE run_id IN :ids").bindparams(
+                    sa.bindparam("ids", expanding=True)
+                ),
+                {"ids": run_ids},
+            ).scalar_one()
+            for table in ("memory_events", "memory_batches")
+        )
+
+
+def test_purge_deletes_the_memory_of_its_runs_in_batches(engine: Engine) -> None:
+    store = SqlStore(engine, purge_batch=BATCH)
+    fixture = _ended_session(store)
+    outside = "run-outside-the-session"
+    events = [MemoryEvent(type="planner_note", timestamp=at(n), data={"n": n}) for n in range(1, 9)]
+    for n, run_id in enumerate([*fixture.run_ids, outside]):
+        for agent in ("agent-1", "agent-2"):
+            store.append_memory_events(agent, run_id, events, idempotency_key=f"k{n}")
+    memory = 2 * len(events) * len(fixture.run_ids)
+    assert _memory_left(engine, fixture.run_ids) == (memory, 2 * len(fixture.run_ids))
+
+    store.purge_session(fixture.session_id)
+
+    assert _memory_left(engine, fixture.run_ids) == (0, 0)
+    assert _memory_left(engine, [outside]) == (2 * len(events), 2)
     assert verify_database(engine).ok
 
 

@@ -14,8 +14,11 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.settings import Settings
+from app.storage import SqlStore
 from app.storage.migrate import alembic_config, head_revision, upgrade_schema
 from app.storage.schema import metadata
+from app.storage.verify import verify_database
+from tests.contract.builders import checkpoint, new_session, start_root, suspended_record
 
 
 def test_migrations_at_head_match_the_table_models(engine: Engine) -> None:
@@ -25,6 +28,24 @@ def test_migrations_at_head_match_the_table_models(engine: Engine) -> None:
         )
         assert context.get_current_revision() == head_revision()
         assert compare_metadata(context, metadata) == []
+
+
+def test_upgrade_to_0005_backfills_each_predecessors_first_successor(engine: Engine) -> None:
+    """Runs continued before ``successor_run_id`` existed get it from their run_started."""
+    store = SqlStore(engine)
+    session_id = new_session(store).id
+    predecessor = start_root(store, session_id).run
+    store.record_run_suspension(predecessor.run_id, checkpoint(), suspended_record(predecessor))
+    successor = start_root(store, session_id, predecessor_run_id=predecessor.run_id).run
+    plain = start_root(store, session_id).run
+    config = alembic_config(engine.url)
+    engine.dispose()
+    command.downgrade(config, "0004")
+    command.upgrade(config, "head")
+    assert store.load_run(predecessor.run_id).successor_run_id == successor.run_id
+    assert store.load_run(successor.run_id).successor_run_id == ""
+    assert store.load_run(plain.run_id).successor_run_id == ""
+    assert verify_database(engine).ok
 
 
 def test_db_check_fails_before_upgrade_and_passes_after(tmp_path: Path) -> None:

@@ -569,3 +569,36 @@ def test_cli_without_a_database(tmp_path: Any) -> None:
 
     assert result.exit_code == 2
     assert not (tmp_path / "none.db").exists()
+
+
+def test_successor_that_does_not_exist(engine: Engine, world: World) -> None:
+    execute(
+        engine,
+        "UPDATE runs SET successor_run_id = 'ghost' WHERE run_id = :r",
+        r=world.suspended,
+    )
+
+    # Both sides: the predecessor names no run, and its real continuation is forgotten.
+    assert found(engine) == {
+        (v.CONTINUATION_SUCCESSOR, world.suspended, world.active),
+        (v.CONTINUATION_SUCCESSOR, world.continuation, world.active),
+    }
+    assert "does not exist" in detail(engine, v.CONTINUATION_SUCCESSOR)
+
+
+def test_continuation_its_predecessor_forgot(engine: Engine, world: World) -> None:
+    execute(engine, "UPDATE runs SET successor_run_id = NULL WHERE run_id = :r", r=world.suspended)
+
+    assert found(engine) == {(v.CONTINUATION_SUCCESSOR, world.continuation, world.active)}
+
+
+def test_successor_on_a_run_that_is_not_its_predecessor(engine: Engine, world: World) -> None:
+    execute(
+        engine,
+        "UPDATE runs SET successor_run_id = :s WHERE run_id = :r",
+        s=world.continuation,
+        r=world.completed,
+    )
+
+    assert found(engine) == {(v.CONTINUATION_SUCCESSOR, world.completed, world.active)}
+    assert "not suspended" in detail(engine, v.CONTINUATION_SUCCESSOR)

@@ -11,6 +11,7 @@ from app.api.deps import AgentIdPath, OffloadDep, RunIdPath, StoreDep
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import AppendMemoryRequest, SnapshotBody
+from runtime_store_client import EventConflictError, SessionPurgedError
 
 router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["memory"])
 
@@ -21,12 +22,13 @@ router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["m
     response_model=SnapshotBody,
     operation_id="load-memory",
     summary="Load a run's memory",
-    responses=problems(),
+    responses=problems(SessionPurgedError),
 )
 async def load_memory(
     agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep, offload: OffloadDep
 ) -> Response:
-    """Every memory event of the agent's run, in append order; empty for an unknown run."""
+    """Every memory event of the agent's run, in append order; empty for an unknown run,
+    `session_purged` for a run whose session was purged (its memory went with it)."""
     return respond(SnapshotBody.of(await offload(store.load_memory, agent_id, run_id)))
 
 
@@ -37,7 +39,7 @@ async def load_memory(
     summary="Append memory events",
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
-    responses=problems(),
+    responses=problems(SessionPurgedError, EventConflictError),
 )
 async def append_memory_events(
     agent_id: AgentIdPath,
@@ -51,7 +53,8 @@ async def append_memory_events(
         Header(
             alias="Idempotency-Key",
             description="Makes a retry of this append a no-op once one attempt was stored "
-            "(memory events carry no event keys). The Python client sends one per call.",
+            "(memory events carry no event keys); the same key with other events is "
+            "`event_conflict`. The Python client sends one per call.",
         ),
     ] = "",
 ) -> None:

@@ -18,6 +18,7 @@ from .reading import query_only
 from .report import (
     CANCELLATION_PROVENANCE,
     CHILD_LINKS,
+    CONTINUATION_SUCCESSOR,
     DANGLING_ROWS,
     INVARIANTS,
     LIFECYCLE_KEYS,
@@ -39,6 +40,7 @@ from .sessions import verify_session_pages
 __all__ = [
     "CANCELLATION_PROVENANCE",
     "CHILD_LINKS",
+    "CONTINUATION_SUCCESSOR",
     "DANGLING_ROWS",
     "DEFAULT_PAGE_SIZE",
     "INVARIANTS",

@@ -152,6 +152,8 @@ def run_rows(conn: Connection, in_range: KeyRange) -> list[Row[Any]]:
     ru = runs.alias("ru")
     parent = runs.alias("parent")
     link = run_records.alias("link_rec")
+    successor = runs.alias("successor")
+    successor_start = run_records.alias("successor_start")
     children = (
         sa.select(runs.c.parent_run_id, sa.func.count().label("children"))
         .where(runs.c.parent_run_id != "", in_range(runs.c.parent_run_id))
@@ -168,6 +170,14 @@ def run_rows(conn: Connection, in_range: KeyRange) -> list[Row[Any]]:
             sa.and_(link.c.run_id == ru.c.parent_run_id, link.c.event_key == ru.c.parent_link_key),
         )
         .outerjoin(children, children.c.parent_run_id == ru.c.run_id)
+        .outerjoin(successor, successor.c.run_id == ru.c.successor_run_id)
+        .outerjoin(
+            successor_start,
+            sa.and_(
+                successor_start.c.run_id == successor.c.run_id,
+                successor_start.c.event_key == successor.c.start_key,
+            ),
+        )
     )
     columns: list[sa.ColumnElement[Any]] = [
         sessions.c.status.label("session_status"),
@@ -178,6 +188,8 @@ def run_rows(conn: Connection, in_range: KeyRange) -> list[Row[Any]]:
         link.c.type.label("link_type"),
         link.c.payload.label("link_payload"),
         sa.func.coalesce(children.c.children, 0).label("children"),
+        successor.c.run_id.label("successor_found"),
+        successor_start.c.payload.label("successor_start_payload"),
     ]
     # The record each remembered key names, as ``<prefix>_type`` and ``<prefix>_payload``.
     named_by = {
@@ -198,8 +210,7 @@ def run_rows(conn: Connection, in_range: KeyRange) -> list[Row[Any]]:
             ),
         )
         columns.append(record.c.type.label(f"{prefix}_type"))
-        if prefix != "start":  # of the start record only its type is checked
-            columns.append(record.c.payload.label(f"{prefix}_payload"))
+        columns.append(record.c.payload.label(f"{prefix}_payload"))
     query = (
         sa.select(ru, *columns)
         .select_from(joined)

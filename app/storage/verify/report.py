@@ -17,6 +17,7 @@ CANCELLATION_PROVENANCE: Final = "cancellation_provenance"
 LIFECYCLE_KEYS: Final = "lifecycle_keys_resolve"
 PURGED_SESSION: Final = "purged_session_empty"
 CHILD_LINKS: Final = "child_links"
+CONTINUATION_SUCCESSOR: Final = "continuation_successor"
 RECORD_OWNER: Final = "record_owner"
 DANGLING_ROWS: Final = "dangling_rows"
 
@@ -32,6 +33,7 @@ INVARIANTS: Final = (
     LIFECYCLE_KEYS,
     PURGED_SESSION,
     CHILD_LINKS,
+    CONTINUATION_SUCCESSOR,
     RECORD_OWNER,
     DANGLING_ROWS,
 )

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..schema import run_records, runs
-from . import lifecycle, links, sessions
+from . import continuations, lifecycle, links, sessions
 from .facts import NO_RECORDS, RunChecks, RunFacts
 from .reading import is_one_to, pages, record_stats, run_rows, sequence_problems
 from .report import (
@@ -106,4 +106,6 @@ RECORD_CHECKS: Final[RunChecks] = (
 )
 
 #: Every per-run check, in report order.
-RUN_CHECKS: Final[RunChecks] = sessions.CHECKS + RECORD_CHECKS + lifecycle.CHECKS + links.CHECKS
+RUN_CHECKS: Final[RunChecks] = (
+    sessions.CHECKS + RECORD_CHECKS + lifecycle.CHECKS + links.CHECKS + continuations.CHECKS
+)

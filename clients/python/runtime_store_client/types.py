@@ -102,6 +102,7 @@ class RunMeta:
     updated_at: datetime
     labels: Mapping[str, str] = field(default_factory=dict)
     cancellation_reason: str = ""
+    successor_run_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -264,6 +264,7 @@ def run_meta(body: RunMetaBody) -> RunMeta:
         updated_at=to_utc(body.updated_at),
         labels=dict(body.labels.additional_properties),
         cancellation_reason=body.cancellation_reason,
+        successor_run_id=body.successor_run_id,
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..errors import StoreError, UnavailableError
+from ..errors import InvalidArgumentError, StoreError, UnavailableError
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,14 @@ class Attempts:
         if time.monotonic() - self.started + delay > self.policy.deadline:
             return None
         return delay
+
+
+def unencodable_text(exc: UnicodeEncodeError) -> InvalidArgumentError:
+    """A lone surrogate cannot travel as UTF-8: refused here as the store refuses it (2.6)."""
+    return InvalidArgumentError(
+        f"a string holds a lone surrogate ({exc.object[exc.start : exc.end]!r}); "
+        "text must be valid Unicode"
+    )
 
 
 def transport_error(exc: httpx.TransportError) -> UnavailableError:

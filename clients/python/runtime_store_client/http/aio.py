@@ -33,7 +33,7 @@ from ..types import (
 )
 from . import _calls as calls
 from ._convert import problem_error
-from ._retry import Attempts, RetryPolicy, transport_error
+from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text
 from .sync import make_client
 
 T = TypeVar("T")
@@ -100,6 +100,8 @@ class AsyncHttpStore:
             try:
                 response = await call.send_async(self._client)
                 return call.convert(response.parsed)
+            except UnicodeEncodeError as exc:
+                raise unencodable_text(exc) from None
             except httpx.TransportError as exc:
                 error: StoreError = transport_error(exc)
                 cause: BaseException = exc

@@ -42,7 +42,7 @@ from ..types import (
 )
 from . import _calls as calls
 from ._convert import problem_error
-from ._retry import Attempts, RetryPolicy, transport_error
+from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text
 
 T = TypeVar("T")
 
@@ -104,6 +104,8 @@ class HttpStore:
             try:
                 response = call.send(self._client)
                 return call.convert(response.parsed)
+            except UnicodeEncodeError as exc:
+                raise unencodable_text(exc) from None
             except httpx.TransportError as exc:
                 error: StoreError = transport_error(exc)
                 cause: BaseException = exc

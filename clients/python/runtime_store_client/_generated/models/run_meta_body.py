@@ -39,6 +39,7 @@ class RunMetaBody:
             updated_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
             labels (RunMetaBodyLabels):
             cancellation_reason (str):
+            successor_run_id (str): The continuation admitted for this suspended run; "" until one starts.
      """
 
     run_id: str
@@ -51,6 +52,7 @@ class RunMetaBody:
     updated_at: datetime.datetime
     labels: RunMetaBodyLabels
     cancellation_reason: str
+    successor_run_id: str
 
 
 
@@ -78,6 +80,8 @@ class RunMetaBody:
 
         cancellation_reason = self.cancellation_reason
 
+        successor_run_id = self.successor_run_id
+
 
         field_dict: dict[str, Any] = {}
 
@@ -92,6 +96,7 @@ class RunMetaBody:
             "updated_at": updated_at,
             "labels": labels,
             "cancellation_reason": cancellation_reason,
+            "successor_run_id": successor_run_id,
         })
 
         return field_dict
@@ -137,6 +142,8 @@ class RunMetaBody:
 
         cancellation_reason = d.pop("cancellation_reason")
 
+        successor_run_id = d.pop("successor_run_id")
+
         run_meta_body = cls(
             run_id=run_id,
             agent_id=agent_id,
@@ -148,6 +155,7 @@ class RunMetaBody:
             updated_at=updated_at,
             labels=labels,
             cancellation_reason=cancellation_reason,
+            successor_run_id=successor_run_id,
         )
 
         return run_meta_body

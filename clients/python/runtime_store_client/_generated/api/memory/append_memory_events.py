@@ -66,6 +66,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_403
 
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
     if response.status_code == 413:
         response_413 = Problem.from_dict(response.json())
 
@@ -126,8 +140,8 @@ def sync_detailed(
         agent_id (str): The agent ID.
         run_id (str): The run ID.
         idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
-            stored (memory events carry no event keys). The Python client sends one per call. Default:
-            ''.
+            stored (memory events carry no event keys); the same key with other events is
+            `event_conflict`. The Python client sends one per call. Default: ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -170,8 +184,8 @@ def sync(
         agent_id (str): The agent ID.
         run_id (str): The run ID.
         idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
-            stored (memory events carry no event keys). The Python client sends one per call. Default:
-            ''.
+            stored (memory events carry no event keys); the same key with other events is
+            `event_conflict`. The Python client sends one per call. Default: ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -209,8 +223,8 @@ async def asyncio_detailed(
         agent_id (str): The agent ID.
         run_id (str): The run ID.
         idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
-            stored (memory events carry no event keys). The Python client sends one per call. Default:
-            ''.
+            stored (memory events carry no event keys); the same key with other events is
+            `event_conflict`. The Python client sends one per call. Default: ''.
         body (AppendMemoryRequest):
 
     Raises:
@@ -253,8 +267,8 @@ async def asyncio(
         agent_id (str): The agent ID.
         run_id (str): The run ID.
         idempotency_key (str | Unset): Makes a retry of this append a no-op once one attempt was
-            stored (memory events carry no event keys). The Python client sends one per call. Default:
-            ''.
+            stored (memory events carry no event keys); the same key with other events is
+            `event_conflict`. The Python client sends one per call. Default: ''.
         body (AppendMemoryRequest):
 
     Raises:

@@ -57,6 +57,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_403
 
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
     if response.status_code == 413:
         response_413 = Problem.from_dict(response.json())
 
@@ -109,7 +116,8 @@ def sync_detailed(
 ) -> Response[Problem | SnapshotBody]:
     """ Load a run's memory
 
-     Every memory event of the agent's run, in append order; empty for an unknown run.
+     Every memory event of the agent's run, in append order; empty for an unknown run,
+    `session_purged` for a run whose session was purged (its memory went with it).
 
     Args:
         agent_id (str): The agent ID.
@@ -145,7 +153,8 @@ def sync(
 ) -> Problem | SnapshotBody | None:
     """ Load a run's memory
 
-     Every memory event of the agent's run, in append order; empty for an unknown run.
+     Every memory event of the agent's run, in append order; empty for an unknown run,
+    `session_purged` for a run whose session was purged (its memory went with it).
 
     Args:
         agent_id (str): The agent ID.
@@ -176,7 +185,8 @@ async def asyncio_detailed(
 ) -> Response[Problem | SnapshotBody]:
     """ Load a run's memory
 
-     Every memory event of the agent's run, in append order; empty for an unknown run.
+     Every memory event of the agent's run, in append order; empty for an unknown run,
+    `session_purged` for a run whose session was purged (its memory went with it).
 
     Args:
         agent_id (str): The agent ID.
@@ -212,7 +222,8 @@ async def asyncio(
 ) -> Problem | SnapshotBody | None:
     """ Load a run's memory
 
-     Every memory event of the agent's run, in append order; empty for an unknown run.
+     Every memory event of the agent's run, in append order; empty for an unknown run,
+    `session_purged` for a run whose session was purged (its memory went with it).
 
     Args:
         agent_id (str): The agent ID.
