@@ -21,6 +21,7 @@ from .api.offload import Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, memory, runs, sessions, transcripts
+from .api.routes.transcripts import TranscriptBounds
 from .settings import Settings
 from .storage import SqlStore, create_engine
 from .storage.tokens import Tokens
@@ -65,6 +66,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         app.state.engine = engine
         app.state.offload = Offload(settings.db_pool_size)
+        app.state.transcript_bounds = TranscriptBounds(
+            records=settings.max_transcript_records, payload_bytes=settings.max_transcript_bytes
+        )
         app.state.store = SqlStore(
             engine,
             page_max=settings.page_max,

@@ -46,6 +46,16 @@ class Settings(BaseSettings):
         default=4 * MiB, gt=0, description="Largest record payload or memory data."
     )
     max_checkpoint_bytes: int = Field(default=16 * MiB, gt=0, description="Largest checkpoint.")
+    max_transcript_records: int = Field(
+        default=10_000,
+        gt=0,
+        description="Records one transcript validation may read; a longer run answers 413.",
+    )
+    max_transcript_bytes: int = Field(
+        default=64 * MiB,
+        gt=0,
+        description="Payload bytes one transcript validation may read; more answers 413.",
+    )
 
     def limits(self) -> Limits:
         return Limits(

@@ -35,6 +35,9 @@ _RECORD_COLUMNS = (
 _SESSION_COLUMNS = "session_id, status, created_at_ms, ended_at_ms, purged_at_ms, record_count"
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = %s"
 SELECT_SESSION = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = %s"
+RECORD_AT_POSITION = (
+    "SELECT run_id, seq FROM run_records WHERE session_id = %s AND session_seq = %s"
+)
 LOCK_SESSION = SELECT_SESSION + " FOR UPDATE"
 #: ``Tx.open_run``: the run's session, found and locked through the run.
 LOCK_SESSION_OF_RUN = (
@@ -257,8 +260,13 @@ class CeilingStore:
         if session is None:
             self.conn.rollback()
             raise RuntimeError(f"session {session_id!r} not found")
-        after = decode_session_position(cursor, session[_S_COUNT])
-        rows = self._page(SESSION_PAGE, session_id, after, limit)
+        at = decode_session_position(cursor, session_id)
+        if at is not None:  # SqlStore checks that the cursor's record holds its position
+            found = self._one(RECORD_AT_POSITION, session_id, at.position)
+            if found != (at.run_id, at.record_id):
+                self.conn.rollback()
+                raise RuntimeError("cursor not issued for this session")
+        rows = self._page(SESSION_PAGE, session_id, 0 if at is None else at.position, limit)
         self.conn.commit()
         return len(rows)
 

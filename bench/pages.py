@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.cursors import encode_session_position
+from app.domain.cursors import SessionPosition, encode_session_position
 from tests.contract.builders import at
 
 from . import bulk
@@ -59,9 +59,17 @@ class PageSet:
             return [("start", ""), ("middle", str(middle)), ("end", str(last) if last else "")]
         return [
             ("start", ""),
-            ("middle", encode_session_position(middle)),
-            ("end", encode_session_position(last) if last else ""),
+            ("middle", self.session_cursor(middle)),
+            ("end", self.session_cursor(last)),
         ]
+
+    def session_cursor(self, position: int) -> str:
+        """The session has one run, so session position ``p`` is record ``p`` of it."""
+        if not position:
+            return ""
+        return encode_session_position(
+            self.session_id, SessionPosition(position, self.run_id, position)
+        )
 
 
 def load_page_sets(db: Database, sizes: Sequence[int]) -> list[PageSet]:

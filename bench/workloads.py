@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from app.domain.cursors import encode_session_position
+from app.domain.cursors import SessionPosition, encode_session_position
 from app.domain.times import to_millis
 from app.storage import SqlStore
 from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
@@ -225,8 +225,11 @@ def session_pages(cell: Cell) -> CallFactory:
 
     def calls(worker: int, i: int) -> Call:
         start = _page_start(shared, worker, i)
-        cursor = encode_session_position(start) if start else ""
-        return Call("list_session_run_records", (shared.run.session_id, cursor, PAGE_SIZE))
+        run = shared.run
+        # The shared session has one run: session position ``p`` is its record ``p``.
+        at = SessionPosition(start, run.run_id, start)
+        cursor = encode_session_position(run.session_id, at) if start else ""
+        return Call("list_session_run_records", (run.session_id, cursor, PAGE_SIZE))
 
     return calls
 

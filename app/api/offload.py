@@ -7,7 +7,9 @@ of sync endpoints to anyio's worker threads, which costs a capacity limiter, a c
 and a condition-variable queue per call (benchmark figures in docs/performance.md).
 
 A call that has started runs to its end even when the client goes away: a transaction is
-never cut short by a disconnect.
+never cut short by a disconnect. Expensive calls (a transcript validation reads up to a
+bounded number of pages) go through ``heavy``, which lets them hold at most a quarter of the
+threads, so cheap reads and writes always find one free.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ class Offload:
     def __init__(self, threads: int) -> None:
         self.threads = threads
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="store")
+        self.heavy_slots = max(1, threads // 4)
+        self._heavy = asyncio.Semaphore(self.heavy_slots)
+
+    async def heavy(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """An expensive call: it waits for one of ``heavy_slots`` before taking a thread."""
+        async with self._heavy:
+            return await self(fn, *args, **kwargs)
 
     async def __call__(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()

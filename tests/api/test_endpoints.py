@@ -450,6 +450,7 @@ def test_load_run_returns_the_run_meta(api: TestClient) -> None:
         "updated_at": body["updated_at"],
         "labels": {"site": "one", "tier": "gold"},
         "cancellation_reason": "",
+        "successor_run_id": "",
     }
 
 

@@ -109,6 +109,7 @@ def run_meta(
     status: str = "running",
     start_outcome: str = "proceed",
     cancellation_reason: str = "",
+    successor_run_id: str = "",
 ) -> Json:
     """What ``GET /v1/runs/{run_id}`` returns for ``run``."""
     return {
@@ -122,6 +123,7 @@ def run_meta(
         "updated_at": updated_at,
         "labels": dict(run.labels),
         "cancellation_reason": cancellation_reason,
+        "successor_run_id": successor_run_id,
     }
 
 

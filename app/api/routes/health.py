@@ -5,21 +5,22 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from app.api.deps import OffloadDep
 from app.storage.migrate import readiness
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/healthz")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     """The process is alive; touches nothing."""
     return {"status": "ok"}
 
 
 @router.get("/readyz")
-def readyz(request: Request) -> JSONResponse:
+async def readyz(request: Request, offload: OffloadDep) -> JSONResponse:
     """The database answers and its schema is at head; else 503."""
-    ready, detail = readiness(request.app.state.engine)
+    ready, detail = await offload(readiness, request.app.state.engine)
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "detail": detail},
         status_code=200 if ready else 503,

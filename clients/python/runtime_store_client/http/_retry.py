@@ -60,6 +60,11 @@ def unencodable_text(exc: UnicodeEncodeError) -> InvalidArgumentError:
     )
 
 
+def unsendable(exc: httpx.InvalidURL) -> InvalidArgumentError:
+    """An argument that cannot form a URL (e.g. a cursor too long for a query string)."""
+    return InvalidArgumentError(f"the request cannot be sent: {exc}")
+
+
 def transport_error(exc: httpx.TransportError) -> UnavailableError:
     """A connection that was refused, reset or timed out: transient."""
     return UnavailableError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

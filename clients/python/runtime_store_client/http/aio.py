@@ -33,7 +33,7 @@ from ..types import (
 )
 from . import _calls as calls
 from ._convert import problem_error
-from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text
+from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from .sync import make_client
 
 T = TypeVar("T")
@@ -102,6 +102,8 @@ class AsyncHttpStore:
                 return call.convert(response.parsed)
             except UnicodeEncodeError as exc:
                 raise unencodable_text(exc) from None
+            except httpx.InvalidURL as exc:
+                raise unsendable(exc) from None
             except httpx.TransportError as exc:
                 error: StoreError = transport_error(exc)
                 cause: BaseException = exc

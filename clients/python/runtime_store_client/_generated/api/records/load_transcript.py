@@ -163,7 +163,8 @@ def sync_detailed(
             the start. Default: ''.
         limit (int | Unset): Records scanned for this page (not messages). Default: 512.
         validate (None | TranscriptCheck | Unset): Check the whole transcript: `planner` or
-            `bedrock` rules.
+            `bedrock` rules. Reads the run from its start, up to the service's bound (default 10,000
+            records or 64 MiB of payloads); a longer run answers 413 `payload_too_large`.
         thinking (bool | Unset): With validate=bedrock: the model runs with thinking enabled.
             Default: False.
 
@@ -214,7 +215,8 @@ def sync(
             the start. Default: ''.
         limit (int | Unset): Records scanned for this page (not messages). Default: 512.
         validate (None | TranscriptCheck | Unset): Check the whole transcript: `planner` or
-            `bedrock` rules.
+            `bedrock` rules. Reads the run from its start, up to the service's bound (default 10,000
+            records or 64 MiB of payloads); a longer run answers 413 `payload_too_large`.
         thinking (bool | Unset): With validate=bedrock: the model runs with thinking enabled.
             Default: False.
 
@@ -260,7 +262,8 @@ async def asyncio_detailed(
             the start. Default: ''.
         limit (int | Unset): Records scanned for this page (not messages). Default: 512.
         validate (None | TranscriptCheck | Unset): Check the whole transcript: `planner` or
-            `bedrock` rules.
+            `bedrock` rules. Reads the run from its start, up to the service's bound (default 10,000
+            records or 64 MiB of payloads); a longer run answers 413 `payload_too_large`.
         thinking (bool | Unset): With validate=bedrock: the model runs with thinking enabled.
             Default: False.
 
@@ -311,7 +314,8 @@ async def asyncio(
             the start. Default: ''.
         limit (int | Unset): Records scanned for this page (not messages). Default: 512.
         validate (None | TranscriptCheck | Unset): Check the whole transcript: `planner` or
-            `bedrock` rules.
+            `bedrock` rules. Reads the run from its start, up to the service's bound (default 10,000
+            records or 64 MiB of payloads); a longer run answers 413 `payload_too_large`.
         thinking (bool | Unset): With validate=bedrock: the model runs with thinking enabled.
             Default: False.
 

@@ -1,0 +1,128 @@
+"""Cursors are bound to their list and forged ones are refused (CONTRACT.md section 4).
+
+Session-list and session-run cursors name the list that issued them; one used on another
+session's list, with another status filter, edited, or made up is ``invalid_argument``.
+However a cursor was forged (bytes, nesting, huge numbers, lone surrogates), the answer is
+``invalid_argument``, never a server error. Run-record cursors stay record IDs (4: a
+non-empty ``next_cursor`` equals the page's last record ID).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+
+import pytest
+
+from app.domain.cursors import SessionPosition, encode_session_position
+from runtime_store_client import InvalidArgumentError, RunStart, RunStatus
+from tests.contract.builders import (
+    Backend,
+    new_session,
+    observe,
+    record,
+    start_root,
+    terminal_record,
+)
+
+
+def _seeded(store: Backend, records: int = 4, runs: int = 3) -> tuple[str, list[RunStart]]:
+    session_id = new_session(store).id
+    started = [start_root(store, session_id).run for _ in range(runs)]
+    for n in range(records):
+        store.append_run_record(record(started[0], event_key=f"e{n}"))
+    return session_id, started
+
+
+def _refused(store: Backend, call: Callable[[], object], session_id: str) -> None:
+    before = observe(store, session_id=session_id)
+    with pytest.raises(InvalidArgumentError) as info:
+        call()
+    assert info.value.code == "invalid_argument"
+    assert observe(store, session_id=session_id) == before
+
+
+def _b64(text: str | bytes) -> str:
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def test_session_record_cursor_of_one_session_is_invalid_on_another(store: Backend) -> None:
+    first, _ = _seeded(store)
+    second, _ = _seeded(store)
+    cursor = store.list_session_run_records(first, limit=2).next_cursor
+    assert cursor
+    _refused(store, lambda: store.list_session_run_records(second, cursor=cursor), second)
+
+
+def test_session_run_cursor_of_one_session_is_invalid_on_another(store: Backend) -> None:
+    first, _ = _seeded(store)
+    second, _ = _seeded(store)
+    cursor = store.list_session_runs(first, limit=1).next_cursor
+    assert cursor
+    _refused(store, lambda: store.list_session_runs(second, cursor=cursor), second)
+
+
+def test_session_run_cursor_is_bound_to_its_status_filter(store: Backend) -> None:
+    session_id, _ = _seeded(store)
+    cursor = store.list_session_runs(session_id, statuses=[RunStatus.RUNNING], limit=1).next_cursor
+    assert cursor
+    assert store.list_session_runs(session_id, statuses=[RunStatus.RUNNING], cursor=cursor).runs
+    _refused(store, lambda: store.list_session_runs(session_id, cursor=cursor), session_id)
+
+
+def test_session_cursor_for_a_position_never_issued_is_invalid(store: Backend) -> None:
+    """A well-formed cursor naming a record that is not at that position of the session."""
+    session_id, runs = _seeded(store)
+    forged = encode_session_position(session_id, SessionPosition(2, runs[0].run_id, 5))
+    _refused(store, lambda: store.list_session_run_records(session_id, cursor=forged), session_id)
+
+
+def test_issued_cursors_stay_valid_after_runs_change(store: Backend) -> None:
+    """Cursors name immutable facts (positions, start times): later writes never void them."""
+    session_id, runs = _seeded(store)
+    records = store.list_session_run_records(session_id, limit=2).next_cursor
+    run_page = store.list_session_runs(session_id, limit=1)
+    store.record_run_terminal(
+        runs[0].run_id, RunStatus.COMPLETED, terminal_record(runs[0], RunStatus.COMPLETED)
+    )
+    assert store.list_session_run_records(session_id, cursor=records).records
+    assert store.list_session_runs(session_id, cursor=run_page.next_cursor).runs
+
+
+FORGED = {
+    "deep-nesting": _b64("[" * 100_000 + "]" * 100_000),
+    "nested-position": _b64(json.dumps(["sr2", "s", [[[[1]]]], "r", 1])),
+    "huge-int": _b64('["sr2","s",' + "9" * 400 + ',"r",1]'),
+    "int-beyond-64-bits": _b64('["sn2","s",[],18446744073709551616,"r"]'),
+    "negative": _b64('["sr2","s",-1,"r",1]'),
+    "float": _b64('["sr2","s",1.5,"r",1]'),
+    "bool": _b64('["sr2","s",true,"r",true]'),
+    "escaped-lone-surrogate": _b64('["sn2","s",[],1,"r\\ud800"]'),
+    "escaped-nul": _b64('["sn2","s",[],1,"r\\u0000"]'),
+    "raw-surrogate-bytes": _b64(b'["sn2","s",[],1,"\xed\xa0\x80"]'),
+    "lone-surrogate-text": "abc\ud800",
+    "nul-text": "ab\x00c",
+    "non-ascii": "é" * 10,
+    "not-base64": "!!!",
+    "blank-json": _b64(" "),
+    "json-null": _b64("null"),
+    "wrong-kind": _b64('["zz","s",1,"r",1]'),
+    "long": "A" * 10_000,
+    "too-long-for-a-url": "A" * 100_000,
+}
+
+
+@pytest.mark.parametrize("cursor", list(FORGED.values()), ids=list(FORGED))
+@pytest.mark.parametrize("listing", ["records", "runs", "run_records"])
+def test_forged_cursor_is_invalid_argument_on_every_list(
+    store: Backend, cursor: str, listing: str
+) -> None:
+    session_id, runs = _seeded(store, records=1, runs=1)
+    calls: dict[str, Callable[[], object]] = {
+        "records": lambda: store.list_session_run_records(session_id, cursor=cursor),
+        "runs": lambda: store.list_session_runs(session_id, cursor=cursor),
+        "run_records": lambda: store.list_run_records(runs[0].run_id, cursor=cursor),
+    }
+    _refused(store, calls[listing], session_id)
