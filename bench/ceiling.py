@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from app.domain.cursors import decode_record_id_cursor, decode_session_position
+from app.domain.cursors import SESSION_RECORDS, CursorCodec, decode_record_id_cursor
 from app.domain.times import now_millis, to_millis
 from app.storage.context import DEFAULT_PURGE_BATCH
 from app.storage.engine import normalize_url
@@ -35,9 +35,7 @@ _RECORD_COLUMNS = (
 _SESSION_COLUMNS = "session_id, status, created_at_ms, ended_at_ms, purged_at_ms, record_count"
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = %s"
 SELECT_SESSION = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = %s"
-RECORD_AT_POSITION = (
-    "SELECT run_id, seq FROM run_records WHERE session_id = %s AND session_seq = %s"
-)
+SELECT_CURSOR_KEY = "SELECT secret FROM service_keys WHERE name = 'cursor'"
 LOCK_SESSION = SELECT_SESSION + " FOR UPDATE"
 #: ``Tx.open_run``: the run's session, found and locked through the run.
 LOCK_SESSION_OF_RUN = (
@@ -126,8 +124,18 @@ class CeilingStore:
 
     def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         self.conn = conn
+        self._cursor_codec: CursorCodec | None = None
         #: When a list, every statement sent is appended to it (see ``mirror.py``).
         self.trace: list[str] | None = None
+
+    def _codec(self) -> CursorCodec:
+        """``SqlStore`` loads the cursor key once; so does the ceiling."""
+        if self._cursor_codec is None:
+            row = self._one(SELECT_CURSOR_KEY)
+            self.conn.commit()
+            assert row is not None, "the database has no cursor key (migration 0006)"
+            self._cursor_codec = CursorCodec(bytes(row[0]))
+        return self._cursor_codec
 
     def close(self) -> None:
         self.conn.close()
@@ -260,13 +268,8 @@ class CeilingStore:
         if session is None:
             self.conn.rollback()
             raise RuntimeError(f"session {session_id!r} not found")
-        at = decode_session_position(cursor, session_id)
-        if at is not None:  # SqlStore checks that the cursor's record holds its position
-            found = self._one(RECORD_AT_POSITION, session_id, at.position)
-            if found != (at.run_id, at.record_id):
-                self.conn.rollback()
-                raise RuntimeError("cursor not issued for this session")
-        rows = self._page(SESSION_PAGE, session_id, 0 if at is None else at.position, limit)
+        after = self._codec().open(SESSION_RECORDS, cursor, session_id, 1)[0] if cursor else 0
+        rows = self._page(SESSION_PAGE, session_id, after, limit)
         self.conn.commit()
         return len(rows)
 

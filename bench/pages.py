@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.cursors import SessionPosition, encode_session_position
+from app.domain.cursors import SESSION_RECORDS, CursorCodec
+from app.storage.keys import cursor_codec
 from tests.contract.builders import at
 
 from . import bulk
@@ -47,6 +48,7 @@ class PageSet:
     size: int
     run_id: str
     session_id: str
+    codec: CursorCodec
 
     @property
     def total(self) -> int:
@@ -64,12 +66,10 @@ class PageSet:
         ]
 
     def session_cursor(self, position: int) -> str:
-        """The session has one run, so session position ``p`` is record ``p`` of it."""
+        """The cursor a page ending at session position ``position`` hands out."""
         if not position:
             return ""
-        return encode_session_position(
-            self.session_id, SessionPosition(position, self.run_id, position)
-        )
+        return self.codec.seal(SESSION_RECORDS, self.session_id, [position])
 
 
 def load_page_sets(db: Database, sizes: Sequence[int]) -> list[PageSet]:
@@ -82,7 +82,7 @@ def load_page_sets(db: Database, sizes: Sequence[int]) -> list[PageSet]:
             bulk.add_records(
                 db.engine, run.run_id, min(CHUNK, size - done), PAYLOAD, timestamp_ms=to_ms(at(10))
             )
-        sets.append(PageSet(size, run.run_id, run.session_id))
+        sets.append(PageSet(size, run.run_id, run.session_id, cursor_codec(db.engine)))
     bulk.analyze(db.engine)
     return sets
 

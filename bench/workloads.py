@@ -18,9 +18,10 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from app.domain.cursors import SessionPosition, encode_session_position
+from app.domain.cursors import SESSION_RECORDS
 from app.domain.times import to_millis
 from app.storage import SqlStore
+from app.storage.keys import cursor_codec
 from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
 from tests.contract.builders import (
     T0,
@@ -222,14 +223,13 @@ def run_pages(cell: Cell) -> CallFactory:
 def session_pages(cell: Cell) -> CallFactory:
     """Pages of 100 records of the shared session."""
     shared = cell.db.fixtures()
+    codec = cursor_codec(cell.db.engine)
 
     def calls(worker: int, i: int) -> Call:
         start = _page_start(shared, worker, i)
-        run = shared.run
-        # The shared session has one run: session position ``p`` is its record ``p``.
-        at = SessionPosition(start, run.run_id, start)
-        cursor = encode_session_position(run.session_id, at) if start else ""
-        return Call("list_session_run_records", (run.session_id, cursor, PAGE_SIZE))
+        session_id = shared.run.session_id
+        cursor = codec.seal(SESSION_RECORDS, session_id, [start]) if start else ""
+        return Call("list_session_run_records", (session_id, cursor, PAGE_SIZE))
 
     return calls
 

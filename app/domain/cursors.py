@@ -1,84 +1,89 @@
-"""Opaque page cursors (CONTRACT.md section 4).
+"""Opaque page cursors (CONTRACT.md section 4 and 11.1).
 
-A run-record cursor is the ID of the page's last record, as the contract requires. The
-session-record and session-run cursors are versioned, base64url-encoded JSON that names
-the list that issued them (the session, and for session runs the status filter) and the
-row the page ended on: the session position *with* the run ID and record ID found there,
-or the run's start time *with* its run ID. The store checks that the row exists as the
-cursor describes it, so a cursor of another list, an edited position or a made-up one is
-``invalid_argument``; records and run starts never change, so an issued cursor stays valid.
-However a cursor was forged (any bytes, nesting, huge numbers, lone surrogates), decoding
-it answers ``invalid_argument``, never a server error.
+A run-record cursor is the ID of the page's last record, as the contract requires. Every
+other cursor is sealed: base64url JSON naming its kind, the list that issued it (the
+session, the status filter, a digest of a search's filters) and the position the page
+ended on, followed by an HMAC of that text under the store's cursor key (kept in the
+database, so every replica shares it). A cursor the store did not issue, one edited by a
+single bit, or one of another list is ``invalid_argument``; however it was forged (any
+bytes, nesting, huge numbers, lone surrogates), decoding answers ``invalid_argument``, never
+a server error. The MAC is checked before the JSON is parsed, so nothing a client made up
+is ever decoded.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from runtime_store_client import InvalidArgumentError
 
-from .text import check_plain_text
-
 _DECIMAL: Final = re.compile(r"[1-9][0-9]{0,18}")
-_SESSION_RECORDS: Final = "sr2"
-_SESSION_RUNS: Final = "sn2"
-#: Longer than any cursor the store issues (IDs are bounded); checked before decoding.
+#: Longer than any cursor the store issues (IDs are bounded); checked before anything else.
 MAX_CURSOR_CHARS: Final = 4096
-#: Positions, record IDs and times are BIGINT columns.
-_MAX_INT: Final = 2**63 - 1
+_MAC_BYTES: Final = 16
+
+SESSION_RECORDS: Final = "sr3"
+SESSION_RUNS: Final = "sn3"
+SESSIONS: Final = "ss1"
+RUNS: Final = "rs1"
 
 _NOT_ISSUED: Final = "cursor was not issued by this store"
 
 
-def _foreign(what: str) -> InvalidArgumentError:
-    return InvalidArgumentError(f"cursor was not issued by this store for this {what}")
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _encode(value: list[object]) -> str:
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode((text + "=" * (-len(text) % 4)).encode("ascii"))
 
 
-def _decode(kind: str, cursor: str, fields: int) -> list[object]:
-    """The cursor's fields after its kind, or ``invalid_argument``."""
-    if not isinstance(cursor, str) or len(cursor) > MAX_CURSOR_CHARS:
-        raise InvalidArgumentError(_NOT_ISSUED)
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        decoded = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeError, binascii.Error, RecursionError):
-        raise InvalidArgumentError(_NOT_ISSUED) from None
-    if not isinstance(decoded, list) or len(decoded) != fields + 1 or decoded[0] != kind:
-        raise InvalidArgumentError(f"{_NOT_ISSUED} for this list")
-    return decoded[1:]
+def filters_digest(filters: object) -> str:
+    """A short digest of a list's filters (canonical JSON), so a cursor names them."""
+    text = json.dumps(filters, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _int(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _MAX_INT:
-        raise InvalidArgumentError(_NOT_ISSUED)
-    return value
+class CursorCodec:
+    """Seals and opens cursors under one key."""
 
+    __slots__ = ("_key",)
 
-def _time(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or abs(value) > _MAX_INT:
-        raise InvalidArgumentError(_NOT_ISSUED)
-    return value
+    def __init__(self, key: bytes) -> None:
+        self._key = key
 
+    def _mac(self, body: bytes) -> bytes:
+        return hmac.new(self._key, body, hashlib.sha256).digest()[:_MAC_BYTES]
 
-def _text(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidArgumentError(_NOT_ISSUED)
-    try:
-        check_plain_text(value, "cursor")
-    except InvalidArgumentError:
-        raise InvalidArgumentError(_NOT_ISSUED) from None
-    return value
+    def seal(self, kind: str, binding: object, position: Sequence[object]) -> str:
+        body = json.dumps([kind, binding, *position], separators=(",", ":")).encode()
+        return f"{_b64(body)}.{_b64(self._mac(body))}"
+
+    def open(self, kind: str, cursor: str, binding: object, fields: int) -> list[Any]:
+        """The position fields of a cursor this store sealed for ``kind`` and ``binding``."""
+        if not isinstance(cursor, str) or len(cursor) > MAX_CURSOR_CHARS:
+            raise InvalidArgumentError(_NOT_ISSUED)
+        body_text, _, mac_text = cursor.partition(".")
+        try:
+            body, mac = _unb64(body_text), _unb64(mac_text)
+        except (ValueError, UnicodeError, binascii.Error):
+            raise InvalidArgumentError(_NOT_ISSUED) from None
+        # Base64 ignores the unused bits of a last character: only the canonical text of
+        # the bytes is the cursor the store issued.
+        canonical = _b64(body) == body_text and _b64(mac) == mac_text
+        if not canonical or not hmac.compare_digest(mac, self._mac(body)):
+            raise InvalidArgumentError(_NOT_ISSUED)
+        value = json.loads(body)  # the store's own JSON: the MAC matched
+        if value[0] != kind or value[1] != binding or len(value) != 2 + fields:
+            raise InvalidArgumentError(f"{_NOT_ISSUED} for this list and these filters")
+        return list(value[2:])
 
 
 # --- run records: the last record ID -----------------------------------------------------
@@ -89,65 +94,8 @@ def decode_record_id_cursor(cursor: str, last_id: int) -> int:
     if cursor == "":
         return 0
     if not isinstance(cursor, str) or not _DECIMAL.fullmatch(cursor) or int(cursor) > last_id:
-        raise _foreign("run")
+        raise InvalidArgumentError(f"{_NOT_ISSUED} for this run")
     return int(cursor)
-
-
-# --- session records: the session position and the record found there --------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SessionPosition:
-    """Where a session-record page ended: a position and the record that holds it."""
-
-    position: int
-    run_id: str
-    record_id: int
-
-
-def encode_session_position(session_id: str, at: SessionPosition) -> str:
-    return _encode([_SESSION_RECORDS, session_id, at.position, at.run_id, at.record_id])
-
-
-def decode_session_position(cursor: str, session_id: str) -> SessionPosition | None:
-    """The position after which a session-record page starts (``None`` for "").
-
-    The caller checks that the record named is at that position of this session."""
-    if cursor == "":
-        return None
-    owner, position, run_id, record_id = _decode(_SESSION_RECORDS, cursor, 4)
-    if owner != session_id:
-        raise _foreign("session")
-    return SessionPosition(_int(position), _text(run_id), _int(record_id))
-
-
-# --- session runs: the last run's start time and ID ---------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RunPosition:
-    """Where a session-run page ended: the last run's start time and ID."""
-
-    started_at_ms: int
-    run_id: str
-
-
-def encode_run_position(session_id: str, statuses: Sequence[str], at: RunPosition) -> str:
-    return _encode([_SESSION_RUNS, session_id, list(statuses), at.started_at_ms, at.run_id])
-
-
-def decode_run_position(
-    cursor: str, session_id: str, statuses: Sequence[str]
-) -> RunPosition | None:
-    """The run after which a session-run page starts (``None`` for "").
-
-    The caller checks that the run exists in this session with that start time."""
-    if cursor == "":
-        return None
-    owner, wanted, started_at_ms, run_id = _decode(_SESSION_RUNS, cursor, 4)
-    if owner != session_id or wanted != list(statuses):
-        raise _foreign("session and status filter")
-    return RunPosition(_time(started_at_ms), _text(run_id))
 
 
 def check_limit(limit: int, maximum: int) -> int:

@@ -7,6 +7,7 @@ from typing import Final
 
 from app.domain.limits import Limits
 
+from .keys import CursorKeys
 from .unit_of_work import UnitOfWork
 
 DEFAULT_PAGE_MAX: Final = 1000
@@ -19,6 +20,8 @@ DEFAULT_PURGE_BATCH: Final = 2000
 class Context:
     uow: UnitOfWork
     limits: Limits
+    #: Seals and opens the store's page cursors (key from the database, loaded once).
+    cursors: CursorKeys
     #: Largest page a list returns (section 4).
     page_max: int = DEFAULT_PAGE_MAX
     #: Payload bytes after which a page of records stops (section 4).

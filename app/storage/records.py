@@ -15,13 +15,7 @@ import sqlalchemy as sa
 
 from app.domain import cursors
 from app.domain import validation as v
-from runtime_store_client import (
-    AppendResult,
-    InvalidArgumentError,
-    Page,
-    Record,
-    RunNotActiveError,
-)
+from runtime_store_client import AppendResult, Page, Record, RunNotActiveError
 
 from .append_check import check_append, insert, result
 from .context import Context
@@ -121,38 +115,19 @@ def list_run_records(ctx: Context, run_id: str, cursor: str, limit: int) -> Page
     return ctx.uow.read(operation)
 
 
-_RECORD_AT_POSITION: Final = sa.select(run_records.c.run_id, run_records.c.seq).where(
-    run_records.c.session_id == sa.bindparam("session_id"),
-    run_records.c.session_seq == sa.bindparam("position"),
-)
-
-
-def _check_issued(tx: Tx, session_id: str, at: cursors.SessionPosition) -> None:
-    """The cursor's position holds the record it names: the store issued it, for this
-    session (records never move, so it stays valid)."""
-    found = tx.conn.execute(
-        _RECORD_AT_POSITION, {"session_id": session_id, "position": at.position}
-    ).first()
-    if found is None or (found.run_id, found.seq) != (at.run_id, at.record_id):
-        raise InvalidArgumentError("cursor was not issued by this store for this session")
-
-
 def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: int) -> Page:
     """A page of every record of a session's runs, in commit order."""
     size = cursors.check_limit(limit, ctx.page_max)
     v.optional_text(session_id, "session_id")
-    at = cursors.decode_session_position(cursor, session_id)
+    codec = ctx.cursors.codec()
+    after = 0
+    if cursor:
+        (after,) = codec.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
 
     def operation(tx: Tx) -> Page:
         readable_session(tx, session_id)
-        if at is not None:
-            _check_issued(tx, session_id, at)
-        after = 0 if at is None else at.position
         records, more, last = _page(ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size)
-        next_cursor = ""
-        if more:
-            end = cursors.SessionPosition(last, records[-1].run_id, int(records[-1].id))
-            next_cursor = cursors.encode_session_position(session_id, end)
+        next_cursor = codec.seal(cursors.SESSION_RECORDS, session_id, [last]) if more else ""
         return Page(records=records, next_cursor=next_cursor)
 
     return ctx.uow.read(operation)

@@ -169,3 +169,12 @@ memory_batches = sa.Table(
     sa.Column("digest", sa.String(64), nullable=True),
     sa.Index(None, "run_id"),
 )
+
+service_keys = sa.Table(
+    "service_keys",
+    metadata,
+    # Secrets every replica shares through the database (e.g. the key that seals cursors).
+    sa.Column("name", sa.Text(), primary_key=True),
+    sa.Column("secret", sa.LargeBinary(), nullable=False),
+    sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
+)

@@ -104,19 +104,6 @@ def end_session(ctx: Context, session_id: str, ended_at: datetime) -> Session:
     return ctx.uow.write(operation)
 
 
-def _check_issued(tx: Tx, session_id: str, at: cursors.RunPosition) -> None:
-    """The cursor's run is a run of this session that started then (never changes)."""
-    found = tx.conn.execute(
-        sa.select(runs.c.run_id).where(
-            runs.c.run_id == at.run_id,
-            runs.c.session_id == session_id,
-            runs.c.started_at_ms == at.started_at_ms,
-        )
-    ).first()
-    if found is None:
-        raise InvalidArgumentError("cursor was not issued by this store for this session")
-
-
 def list_session_runs(
     ctx: Context,
     session_id: str,
@@ -131,7 +118,9 @@ def list_session_runs(
     except ValueError:
         raise InvalidArgumentError(f"unknown run status in {list(statuses)!r}") from None
     v.optional_text(session_id, "session_id")
-    after = cursors.decode_run_position(cursor, session_id, wanted)
+    codec = ctx.cursors.codec()
+    binding = [session_id, wanted]
+    after = codec.open(cursors.SESSION_RUNS, cursor, binding, 2) if cursor else None
 
     def operation(tx: Tx) -> RunPage:
         readable_session(tx, session_id)
@@ -139,10 +128,9 @@ def list_session_runs(
         if wanted:
             query = query.where(runs.c.status.in_(wanted))
         if after is not None:
-            _check_issued(tx, session_id, after)
             query = query.where(
                 sa.tuple_(runs.c.started_at_ms, runs.c.run_id)
-                > sa.tuple_(sa.literal(after.started_at_ms), sa.literal(after.run_id))
+                > sa.tuple_(sa.literal(after[0]), sa.literal(after[1]))
             )
         query = query.order_by(runs.c.started_at_ms, runs.c.run_id).limit(size + 1)
         rows = tx.conn.execute(query).all()
@@ -150,8 +138,8 @@ def list_session_runs(
         next_cursor = ""
         if len(rows) > size:
             last = rows[size - 1]
-            next_cursor = cursors.encode_run_position(
-                session_id, wanted, cursors.RunPosition(last.started_at_ms, last.run_id)
+            next_cursor = codec.seal(
+                cursors.SESSION_RUNS, binding, [last.started_at_ms, last.run_id]
             )
         return RunPage(runs=page, next_cursor=next_cursor)
 

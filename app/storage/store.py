@@ -38,6 +38,7 @@ from runtime_store_client import (
 
 from . import lifecycle, memory, purge, records, runs, sessions, starts
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
+from .keys import CursorKeys
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 
 
@@ -55,9 +56,11 @@ class SqlStore:
         limits: Limits | None = None,
         purge_batch: int = DEFAULT_PURGE_BATCH,
     ) -> None:
+        uow = UnitOfWork(engine, clock=clock, attempts=attempts)
         self._ctx = Context(
-            uow=UnitOfWork(engine, clock=clock, attempts=attempts),
+            uow=uow,
             limits=limits or Limits(),
+            cursors=CursorKeys(uow),
             page_max=page_max,
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,

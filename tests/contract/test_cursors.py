@@ -10,12 +10,13 @@ non-empty ``next_cursor`` equals the page's last record ID).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable
 
 import pytest
 
-from app.domain.cursors import SessionPosition, encode_session_position
+from app.domain.cursors import SESSION_RECORDS, CursorCodec
 from runtime_store_client import InvalidArgumentError, RunStart, RunStatus
 from tests.contract.builders import (
     Backend,
@@ -72,11 +73,27 @@ def test_session_run_cursor_is_bound_to_its_status_filter(store: Backend) -> Non
     _refused(store, lambda: store.list_session_runs(session_id, cursor=cursor), session_id)
 
 
-def test_session_cursor_for_a_position_never_issued_is_invalid(store: Backend) -> None:
-    """A well-formed cursor naming a record that is not at that position of the session."""
-    session_id, runs = _seeded(store)
-    forged = encode_session_position(session_id, SessionPosition(2, runs[0].run_id, 5))
+def test_session_cursor_sealed_with_another_key_is_invalid(store: Backend) -> None:
+    """A well-formed cursor for this session and a real position, not sealed by the store."""
+    session_id, _ = _seeded(store)
+    forged = CursorCodec(b"k" * 32).seal(SESSION_RECORDS, session_id, [2])
     _refused(store, lambda: store.list_session_run_records(session_id, cursor=forged), session_id)
+
+
+@pytest.mark.parametrize("lister", ["records", "runs"])
+def test_an_issued_cursor_edited_by_one_character_is_invalid(store: Backend, lister: str) -> None:
+    session_id, _ = _seeded(store)
+    if lister == "records":
+        cursor = store.list_session_run_records(session_id, limit=2).next_cursor
+    else:
+        cursor = store.list_session_runs(session_id, limit=1).next_cursor
+    lists: dict[str, Callable[[str], object]] = {
+        "records": lambda edited: store.list_session_run_records(session_id, cursor=edited),
+        "runs": lambda edited: store.list_session_runs(session_id, cursor=edited),
+    }
+    for index in (0, len(cursor) // 3, len(cursor) - 1):
+        edited = cursor[:index] + ("A" if cursor[index] != "A" else "B") + cursor[index + 1 :]
+        _refused(store, functools.partial(lists[lister], edited), session_id)
 
 
 def test_issued_cursors_stay_valid_after_runs_change(store: Backend) -> None:

@@ -1,0 +1,59 @@
+"""Keys the service keeps in its database, so that every replica and restart shares them.
+
+The cursor key seals page cursors (``app.domain.cursors``). Migration 0006 creates it; a
+database emptied by hand gets a new one on first use (an insert that loses a race to a
+concurrent replica reads the winner's key instead). A new key only voids cursors already
+handed out.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from app.domain.cursors import CursorCodec
+from app.domain.times import now_millis
+
+from .schema import service_keys
+from .unit_of_work import Tx, UnitOfWork
+
+CURSOR_KEY: Final = "cursor"
+KEY_BYTES: Final = 32
+
+
+def _load_or_create(tx: Tx, name: str) -> bytes:
+    row = tx.conn.execute(
+        sa.select(service_keys.c.secret).where(service_keys.c.name == name)
+    ).first()
+    if row is not None:
+        return bytes(row.secret)
+    secret = os.urandom(KEY_BYTES)
+    # A concurrent creator makes this insert fail; the unit of work retries and reads it.
+    tx.conn.execute(service_keys.insert().values(name=name, secret=secret, created_at_ms=tx.now_ms))
+    return secret
+
+
+class CursorKeys:
+    """The cursor codec of one store, loaded from the database once."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+        self._codec: CursorCodec | None = None
+        self._lock = threading.Lock()
+
+    def codec(self) -> CursorCodec:
+        if self._codec is None:
+            with self._lock:
+                if self._codec is None:
+                    key = self._uow.write(lambda tx: _load_or_create(tx, CURSOR_KEY))
+                    self._codec = CursorCodec(key)
+        return self._codec
+
+
+def cursor_codec(engine: Engine) -> CursorCodec:
+    """The cursor codec of the store on ``engine`` (tools that build cursors, the bench)."""
+    return CursorKeys(UnitOfWork(engine, clock=now_millis)).codec()
