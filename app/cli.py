@@ -196,9 +196,15 @@ def serve(
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
     import os
 
-    import uvicorn
-
-    from app.serving import reuse_port_available, serve_workers
+    from app.serving import (
+        BoundedConfig,
+        ConnectionBounds,
+        connection_cap,
+        open_file_limit,
+        reuse_port_available,
+        serve_one_socket,
+        serve_workers,
+    )
 
     settings = Settings()
     if not no_migrate:
@@ -220,6 +226,26 @@ def serve(
     elif workers <= 0:
         workers = os.cpu_count() or 1
     typer.echo(f"runtime-store on http://{host}:{port} (docs at /docs), {workers} worker(s)")
+    file_limit = open_file_limit()
+    max_connections = connection_cap(settings.max_connections, settings.db_pool_size, file_limit)
+    if max_connections < settings.max_connections:
+        typer.echo(
+            f"the open-file limit ({file_limit}) allows {max_connections} connections per "
+            f"worker, not RUNTIME_STORE_MAX_CONNECTIONS={settings.max_connections}: raise "
+            "`ulimit -n` to hold more",
+            err=True,
+        )
+    bounds = ConnectionBounds(
+        header_timeout_seconds=settings.header_timeout_seconds,
+        body_timeout_seconds=settings.body_timeout_seconds,
+        keep_alive_seconds=settings.keep_alive_seconds,
+        max_connections=max_connections,
+    )
+    typer.echo(
+        f"per worker: at most {max_connections} connections; headers within "
+        f"{bounds.header_timeout_seconds} s, bodies within {bounds.body_timeout_seconds} s, "
+        f"idle connections kept {bounds.keep_alive_seconds} s"
+    )
     options: dict[str, Any] = {
         "factory": True,
         "host": host,
@@ -228,11 +254,12 @@ def serve(
         "log_level": "info",
         "access_log": access_log,
     }
+    config = BoundedConfig("app.main:create_app_from_environment", bounds, **options)
     if workers > 1 and reuse_port_available():
         # One socket per worker: the kernel spreads connections evenly (app/serving.py).
-        serve_workers(uvicorn.Config("app.main:create_app_from_environment", **options))
+        serve_workers(config)
     else:
-        uvicorn.run("app.main:create_app_from_environment", **options)
+        serve_one_socket(config)
 
 
 def main() -> None:

@@ -8,15 +8,38 @@ with ``SO_REUSEPORT``, and the kernel spreads new connections over them. Each wo
 serves its own socket; a replacement for a dead worker takes over the same socket, so
 connections that queued on it meanwhile are served, not lost. The supervision (health
 checks, restarts, signals) is uvicorn's ``Multiprocess``.
+
+Every worker also bounds its connections (``BoundedHttpToolsProtocol``, docs/reliability.md
+"Connection bounds"): request headers must arrive within a deadline, a request body within
+another, an idle keep-alive connection is closed (uvicorn's ``timeout_keep_alive``), and a
+worker holding its maximum of connections answers new ones ``503 unavailable``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import resource
 import socket
+import sys
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, cast
 
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from uvicorn._types import ASGI3Application
 from uvicorn.config import STARTUP_FAILURE, Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import Server, ServerState
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
+
+from app.api.problems import RETRY_AFTER_SECONDS, problem_response
+from app.api.request_id import HEADER as REQUEST_ID_HEADER
+from app.api.request_id import RequestIdMiddleware, request_id_of
+from runtime_store_client import UnavailableError
 
 log = logging.getLogger("uvicorn.error")
 
@@ -111,3 +134,197 @@ def serve_workers(config: Config) -> None:
     finally:
         for sock in sockets:
             sock.close()
+
+
+# --- connection bounds -------------------------------------------------------------------
+
+#: Open files a worker keeps for itself beyond its connections and its database pool:
+#: standard streams, the event loop, its listening socket, pipes to the supervisor, SQLite
+#: files, and connections that are being refused (held at most ``REFUSAL_HEADER_SECONDS``).
+FD_HEADROOM = 128
+#: How long a connection beyond the cap may take to send the request it is refused.
+REFUSAL_HEADER_SECONDS = 1
+
+
+@dataclass(frozen=True)
+class ConnectionBounds:
+    """What one worker allows its connections (the ``RUNTIME_STORE_*`` connection settings)."""
+
+    header_timeout_seconds: int = 10
+    body_timeout_seconds: int = 30
+    keep_alive_seconds: int = 5
+    max_connections: int = 1000
+
+
+def open_file_limit() -> int:
+    """The soft ``RLIMIT_NOFILE`` of this process (inherited by its workers)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else sys.maxsize
+
+
+def connection_cap(requested: int, db_pool_size: int, file_limit: int) -> int:
+    """``requested``, lowered so that a full worker still has files for its database pool.
+
+    A worker that runs out of file descriptors can neither accept a connection nor open a
+    database connection; capped below the limit, it refuses cleanly instead.
+    """
+    reserved = FD_HEADROOM + db_pool_size + 4  # the pool's overflow (app/main.py)
+    return max(1, min(requested, file_limit - reserved))
+
+
+class BoundedConfig(Config):
+    """uvicorn's ``Config`` serving with ``BoundedHttpToolsProtocol`` under ``bounds``."""
+
+    def __init__(self, app: str, bounds: ConnectionBounds, **options: Any) -> None:
+        super().__init__(
+            app,
+            http=BoundedHttpToolsProtocol,
+            timeout_keep_alive=bounds.keep_alive_seconds,
+            **options,
+        )
+        self.bounds = bounds
+
+
+async def _refuse_over_capacity(scope: Scope, receive: Receive, send: Send) -> None:
+    response = problem_response(
+        Request(scope),
+        code=UnavailableError.default_code,
+        detail="the server holds as many connections as it allows; retry",
+        headers={"Retry-After": RETRY_AFTER_SECONDS, "Connection": "close"},
+    )
+    await response(scope, receive, send)
+
+
+#: The app that answers every request of a connection beyond the cap.
+REFUSE_OVER_CAPACITY = cast(ASGI3Application, RequestIdMiddleware(_refuse_over_capacity))
+
+
+def _http11(response: Response) -> bytes:
+    """``response`` (a complete, non-streaming one) as HTTP/1.1 bytes."""
+    status = HTTPStatus(response.status_code)
+    lines = [f"HTTP/1.1 {status.value} {status.phrase}".encode()]
+    lines += [name + b": " + value for name, value in response.raw_headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + response.body
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with deadlines for the request and a connection cap.
+
+    * From the moment a connection is accepted, or the first byte of a later request on
+      it arrives, the request's headers must be complete within
+      ``header_timeout_seconds``; otherwise the connection is closed without an answer
+      (there is no request to answer). A connection that never sends anything is closed
+      too, so idle sockets cannot hold file descriptors.
+    * From the end of the headers, the whole body must arrive within
+      ``body_timeout_seconds``; otherwise the answer is ``408 request_timeout`` (if the
+      app has not answered yet) and the connection is closed.
+    * Between requests, uvicorn's ``timeout_keep_alive`` closes an idle connection.
+    * A connection accepted while the worker already holds ``max_connections`` is answered
+      ``503 unavailable`` (``Retry-After``, then closed) as soon as its request's headers
+      arrive, or closed after ``REFUSAL_HEADER_SECONDS`` if they do not. Connections
+      already held are served as usual. (uvicorn's own ``limit_concurrency`` is not used: it
+      counts the idle connections too and refuses the requests of every connection,
+      established ones included, with a text body.)
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.bounds = config.bounds if isinstance(config, BoundedConfig) else ConnectionBounds()
+        self.header_deadline: asyncio.TimerHandle | None = None
+        self.body_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(  # type: ignore[override]
+        self, transport: asyncio.Transport
+    ) -> None:
+        refused = len(self.connections) >= self.bounds.max_connections
+        super().connection_made(transport)
+        seconds = self.bounds.header_timeout_seconds
+        if refused:
+            self.app = REFUSE_OVER_CAPACITY
+            seconds = min(seconds, REFUSAL_HEADER_SECONDS)
+        self.header_deadline = self.loop.call_later(seconds, self._headers_timed_out)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_deadlines()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self.header_deadline is None:  # a later request on a kept-alive connection
+            self.header_deadline = self.loop.call_later(
+                self.bounds.header_timeout_seconds, self._headers_timed_out
+            )
+
+    def on_headers_complete(self) -> None:
+        if self.header_deadline is not None:
+            self.header_deadline.cancel()
+            self.header_deadline = None
+        super().on_headers_complete()
+        self.body_deadline = self.loop.call_later(
+            self.bounds.body_timeout_seconds, self._body_timed_out
+        )
+
+    def on_message_complete(self) -> None:
+        if self.body_deadline is not None:
+            self.body_deadline.cancel()
+            self.body_deadline = None
+        super().on_message_complete()
+
+    def _cancel_deadlines(self) -> None:
+        for deadline in (self.header_deadline, self.body_deadline):
+            if deadline is not None:
+                deadline.cancel()
+        self.header_deadline = self.body_deadline = None
+
+    def _headers_timed_out(self) -> None:
+        self.header_deadline = None
+        self.transport.close()
+
+    def _body_timed_out(self) -> None:
+        self.body_deadline = None
+        if self.pipeline:
+            # A pipelined request waits, unread, for the one before it: its body cannot
+            # arrive before that one is answered.
+            self.body_deadline = self.loop.call_later(
+                self.bounds.body_timeout_seconds, self._body_timed_out
+            )
+            return
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_started and not cycle.disconnected:
+            # The app is waiting for the body: it reads a disconnect and its own answer, if
+            # any, is dropped; this one is written in its place.
+            cycle.disconnected = True
+            cycle.message_event.set()
+            request = Request(cycle.scope)  # type: ignore[arg-type]
+            request_id = request_id_of(request)
+            headers = {"Connection": "close"}
+            if request_id:
+                headers[REQUEST_ID_HEADER] = request_id
+            response = problem_response(
+                request,
+                code="request_timeout",
+                detail=f"the request body did not arrive within "
+                f"{self.bounds.body_timeout_seconds} s",
+                headers=headers,
+            )
+            self.transport.write(_http11(response))
+        self.transport.close()
+
+
+def serve_one_socket(config: Config) -> None:
+    """``uvicorn.run`` for a prepared ``config``: one server, or uvicorn's workers on one
+    shared socket (``serve_workers`` spreads them over one socket each)."""
+    if config.workers > 1:
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        return
+    server = Server(config)
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises SIGINT once it is down
+        server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)

@@ -70,3 +70,26 @@ class Settings(BaseSettings):
     @classmethod
     def _normalize(cls, value: str) -> str:
         return canonical_database_url(value)
+
+    # Connection bounds of each `runtime-store serve` worker (docs/reliability.md).
+    header_timeout_seconds: int = Field(
+        default=10,
+        gt=0,
+        description="Seconds a connection has to send a request's headers, from its accept "
+        "(or the request's first byte); then it is closed. Idle new connections too.",
+    )
+    body_timeout_seconds: int = Field(
+        default=30,
+        gt=0,
+        description="Seconds a request body has to arrive whole, from the end of its "
+        "headers; then 408 request_timeout and the connection is closed.",
+    )
+    keep_alive_seconds: int = Field(
+        default=5, gt=0, description="Seconds an idle connection is kept between requests."
+    )
+    max_connections: int = Field(
+        default=1000,
+        gt=0,
+        description="Connections one worker holds (fewer if the open-file limit is lower); "
+        "a connection beyond them is answered 503 unavailable.",
+    )

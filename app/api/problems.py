@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+import fastapi.routing
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -42,11 +43,13 @@ log = logging.getLogger("runtime_store.api")
 PROBLEM_JSON = "application/problem+json"
 RETRY_AFTER_SECONDS = "1"
 
-#: The code of a Starlette HTTP error by its status: an unknown route, or a route that
-#: exists but not for this method (HTTP-only: no client error class).
+#: The code of a Starlette HTTP error by its status: an unknown route, a route that exists
+#: but not for this method, or a request body that did not arrive in time (written by the
+#: server itself, app/serving.py) (HTTP-only: no client error class).
 _HTTP_CODES: Mapping[int, str] = {
     NotFoundError.default_status: NotFoundError.default_code,
     405: "method_not_allowed",
+    408: "request_timeout",
 }
 
 #: HTTP status of every code the API answers: the contract codes (CONTRACT.md section 6)
@@ -64,6 +67,7 @@ _TITLES = {
     403: "Permission denied",
     404: "Not found",
     405: "Method not allowed",
+    408: "Request timeout",
     409: "Conflict",
     410: "Gone",
     413: "Payload too large",
@@ -189,9 +193,34 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
             detail=f"invalid request body: {exc.detail}",
         )
     code = _HTTP_CODES.get(exc.status_code, InvalidArgumentError.default_code)
+    headers = exc.headers
+    if exc.status_code == 405:
+        allowed = allowed_methods(request)
+        if allowed:
+            headers = {**(headers or {}), "Allow": ", ".join(allowed)}
     return problem_response(
-        request, code=code, detail=str(exc.detail), status=exc.status_code, headers=exc.headers
+        request, code=code, detail=str(exc.detail), status=exc.status_code, headers=headers
     )
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves on the request's path, sorted.
+
+    Starlette's 405 names the methods of the first route that matched the path only, and a
+    path with GET and POST is two routes. ``iter_route_contexts`` lists the routes of the
+    included routers (FastAPI keeps them whole); an older FastAPI copied them into
+    ``app.routes``, so there the routes themselves are the list.
+    """
+    route_contexts = getattr(fastapi.routing, "iter_route_contexts", iter)
+    root, path = request.scope.get("root_path", ""), request.scope["path"]
+    if root and path.startswith(root + "/"):
+        path = path[len(root) :]
+    methods: set[str] = set()
+    for route in route_contexts(request.app.routes):
+        pattern, served = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if served and pattern is not None and pattern.match(path):
+            methods |= served
+    return sorted(methods)
 
 
 def unexpected_problem(request: Request, exc: Exception) -> JSONResponse:

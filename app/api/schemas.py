@@ -29,6 +29,7 @@ from runtime_store_client import (
     RunStartOutcome,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
@@ -370,6 +371,20 @@ class RunPageBody(WireModel):
     def of(cls, page: RunPage) -> Self:
         return cls.model_construct(
             runs=[RunMetaBody.of(run) for run in page.runs], next_cursor=page.next_cursor
+        )
+
+
+class SessionPageBody(WireModel):
+    """A page of sessions, newest `created_at` first, ties by ID."""
+
+    sessions: list[SessionBody]
+    next_cursor: str
+
+    @classmethod
+    def of(cls, page: SessionPage) -> Self:
+        return cls.model_construct(
+            sessions=[SessionBody.of(session) for session in page.sessions],
+            next_cursor=page.next_cursor,
         )
 
 

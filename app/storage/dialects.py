@@ -25,7 +25,14 @@ from sqlalchemy.engine import Engine
 from runtime_store_client import SessionPurgedError
 
 from . import statements as st
-from .rows import RUN_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE, session_from_row, values_of
+from .rows import (
+    RUN_COLUMNS,
+    RUN_MUTABLE,
+    SESSION_MUTABLE,
+    label_rows,
+    session_from_row,
+    values_of,
+)
 
 if TYPE_CHECKING:
     from .rows import RunState, SessionState
@@ -69,6 +76,9 @@ class Dialect(abc.ABC):
         new_runs = [run for run in tx.runs.values() if run.is_new]
         if new_runs:
             conn.execute(st.INSERT_RUN, [values_of(run, RUN_COLUMNS) for run in new_runs])
+            labels = [row for run in new_runs for row in label_rows(run)]
+            if labels:
+                conn.execute(st.INSERT_RUN_LABELS, labels)
         for run in tx.runs.values():
             if run.dirty and not run.is_new:
                 conn.execute(st.UPDATE_RUN, _run_update(run))

@@ -27,6 +27,7 @@ from .schema import (
     checkpoints,
     memory_batches,
     memory_events,
+    run_labels,
     run_records,
     run_tombstones,
     runs,
@@ -97,6 +98,11 @@ def _tombstone(tx: Tx, session_id: str) -> None:
         run_tombstones.insert().from_select(
             ["run_id", "session_id"],
             sa.select(runs.c.run_id, runs.c.session_id).where(runs.c.session_id == session_id),
+        )
+    )
+    tx.conn.execute(
+        run_labels.delete().where(
+            run_labels.c.run_id.in_(sa.select(runs.c.run_id).where(runs.c.session_id == session_id))
         )
     )
     tx.conn.execute(runs.delete().where(runs.c.session_id == session_id))

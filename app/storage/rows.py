@@ -218,6 +218,27 @@ def record_from_row(row: Any) -> Record:
 # --- contract types ---------------------------------------------------------------------
 
 
+def label_text(value: str) -> str:
+    """A label key or value as ``run_labels`` keeps it: its JSON string literal, so an
+    escaped NUL (allowed in labels, 2.6) never reaches a plain text column."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def label_rows(run: RunState) -> list[dict[str, Any]]:
+    """The ``run_labels`` rows of a new run (none for ``{}``)."""
+    if run.labels == "{}":
+        return []
+    return [
+        {
+            "run_id": run.run_id,
+            "key": label_text(key),
+            "value": label_text(value),
+            "started_at_ms": run.started_at_ms,
+        }
+        for key, value in json.loads(run.labels).items()
+    ]
+
+
 def run_meta(run: RunState) -> RunMeta:
     return RunMeta(
         run_id=run.run_id,

@@ -57,6 +57,13 @@ sessions = sa.Table(
     sa.Column("record_count", sa.BigInteger(), nullable=False, server_default="0", info=MUTABLE),
     sa.CheckConstraint(_one_of("status", SessionRowStatus), name="status"),
 )
+# list_sessions (11.1): newest first, ties by ID, one range per status.
+sa.Index(
+    "ix_sessions_status_created",
+    sessions.c.status,
+    sessions.c.created_at_ms.desc(),
+    sessions.c.session_id,
+)
 
 runs = sa.Table(
     "runs",
@@ -86,8 +93,35 @@ runs = sa.Table(
     sa.CheckConstraint(_one_of("status", RunStatus), name="status"),
     sa.CheckConstraint(_one_of("start_outcome", RunStartOutcome), name="start_outcome"),
     sa.Index(None, "session_id", "started_at_ms", "run_id"),
-    sa.Index(None, "session_id", "status"),
-    sa.Index(None, "parent_run_id"),
+)
+# search_runs (11.1): newest first, ties by run ID; every filter is the head of an index
+# whose next column is the status, so each status is one range (merged per page).
+for _name, _head in (
+    ("ix_runs_session_status_started", (runs.c.session_id, runs.c.status)),
+    ("ix_runs_parent_status_started", (runs.c.parent_run_id, runs.c.status)),
+    ("ix_runs_agent_status_started", (runs.c.agent_id, runs.c.status)),
+    ("ix_runs_status_started", (runs.c.status,)),
+):
+    sa.Index(_name, *_head, runs.c.started_at_ms.desc(), runs.c.run_id)
+
+# A run's labels, one row each, so a label filter is an index range (11.1). Written with
+# the run and never changed (labels are fixed at start); ``started_at_ms`` copied from the
+# run keeps the range in the search's order. Keys and values are kept as JSON string
+# literals (``rows.label_text``): labels may hold an escaped NUL (2.6).
+run_labels = sa.Table(
+    "run_labels",
+    metadata,
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("key", sa.Text(), primary_key=True),
+    sa.Column("value", sa.Text(), nullable=False),
+    sa.Column("started_at_ms", sa.BigInteger(), nullable=False),
+)
+sa.Index(
+    "ix_run_labels_key_value_started",
+    run_labels.c.key,
+    run_labels.c.value,
+    run_labels.c.started_at_ms.desc(),
+    run_labels.c.run_id,
 )
 
 run_tombstones = sa.Table(

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from .driver import DriverStatement
 from .rows import NEW_RECORD_FIELDS, PREFIXED_RECORD_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE
-from .schema import checkpoints, run_records, run_tombstones, runs, sessions
+from .schema import checkpoints, run_labels, run_records, run_tombstones, runs, sessions
 
 _P = sa.bindparam
 
@@ -57,6 +57,7 @@ SELECT_CHECKPOINT: Final = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.
 INSERT_RUN: Final = runs.insert()
 INSERT_RECORD: Final = run_records.insert()
 INSERT_CHECKPOINT: Final = checkpoints.insert()
+INSERT_RUN_LABELS: Final = run_labels.insert()
 
 #: Bind-parameter prefixes: a column's own name may not name a bind parameter in an UPDATE.
 KEY: Final = "key_"

@@ -9,7 +9,8 @@ order CONTRACT.md gives them, buffers its writes and flushes them just before th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -32,11 +33,12 @@ from runtime_store_client import (
     RunStart,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
 
-from . import lifecycle, memory, purge, records, runs, sessions, starts
+from . import lifecycle, memory, purge, records, runs, search, sessions, starts
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
@@ -171,6 +173,40 @@ class SqlStore:
     def purge_session(self, session_id: str) -> None:
         """Delete an ended session with everything it holds; its IDs stay reserved (3.1)."""
         purge.purge_session(self._ctx, session_id)
+
+    # --- finding sessions and runs (11.1) -------------------------------------------------
+
+    def list_sessions(
+        self,
+        statuses: Sequence[SessionStatus] = (),
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        cursor: str = "",
+        limit: int = 100,
+    ) -> SessionPage:
+        """Sessions, newest ``created_at`` first, ties by ID; purged ones never."""
+        return search.list_sessions(
+            self._ctx, statuses, created_after, created_before, cursor, limit
+        )
+
+    def search_runs(  # noqa: PLR0913, PLR0917 (the contract's signature, 11.1)
+        self,
+        statuses: Sequence[RunStatus] = (),
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        cursor: str = "",
+        limit: int = 100,
+    ) -> RunPage:
+        """Runs across sessions, newest ``started_at`` first, ties by run ID; every filter
+        given must match (labels: all of them)."""
+        filters = search.check_run_filters(
+            statuses, agent_id, session_id, parent_run_id, labels, started_after, started_before
+        )
+        return search.search_runs(self._ctx, filters, cursor, limit)
 
     # --- memory (section 9) -------------------------------------------------------------
 

@@ -476,7 +476,7 @@ def test_an_unknown_route_is_a_404_problem(api: TestClient) -> None:
 def test_a_wrong_method_is_a_405_problem_naming_the_allowed_methods(api: TestClient) -> None:
     response = api.put("/v1/sessions", json={})
     assert_problem(response, 405, "method_not_allowed")
-    assert response.headers["allow"] == "POST"
+    assert response.headers["allow"] == "GET, POST"
 
 
 # --- request IDs -----------------------------------------------------------------------

@@ -26,7 +26,7 @@ from runtime_store_client import (
     StoreError,
     error_class_for_code,
 )
-from runtime_store_client.protocols import MemoryStore, SessionAdmin, Store
+from runtime_store_client.protocols import MemoryStore, RunSearch, SessionAdmin, Store
 
 T0 = datetime(2026, 11, 30, 1, 2, 3, 456000, tzinfo=UTC)
 
@@ -219,7 +219,7 @@ def terminal_record(
     )
 
 
-class Backend(Store, SessionAdmin, MemoryStore, Protocol):
+class Backend(Store, SessionAdmin, RunSearch, MemoryStore, Protocol):
     """What the ``store`` fixture yields: one object implementing every protocol."""
 
 

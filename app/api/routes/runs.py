@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
 
 from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, OffloadDep, RunIdPath, StoreDep
@@ -24,9 +26,11 @@ from app.api.schemas import (
     RootRunStartRequest,
     RootRunStartResultBody,
     RunMetaBody,
+    RunPageBody,
     SuspensionRequest,
     TerminalRequest,
 )
+from app.api.wire import Time
 from runtime_store_client import (
     EventConflictError,
     InvalidArgumentError,
@@ -34,16 +38,93 @@ from runtime_store_client import (
     RunConflictError,
     RunNotActiveError,
     RunNotFoundError,
+    RunPage,
     RunRecordOwnerMismatchError,
     RunSessionMismatchError,
+    RunStatus,
     RunSuspensionConflictError,
     RunSuspensionNotFoundError,
     RunTerminalConflictError,
     SessionNotFoundError,
     SessionPurgedError,
 )
+from runtime_store_client.times import EXAMPLE as EXAMPLE_TIME
 
 router = APIRouter(prefix="/v1/runs")
+
+
+def _label_filters(labels: list[str]) -> dict[str, str] | None:
+    """``key:value`` strings as a map (the key ends at the first ``:``); ``None`` when two
+    values are asked for one key, which no run can match."""
+    wanted: dict[str, str] = {}
+    for label in labels:
+        key, colon, value = label.partition(":")
+        if not colon or not key:
+            raise InvalidArgumentError(
+                f"label filter {label!r} must be key:value with a non-empty key"
+            )
+        if wanted.setdefault(key, value) != value:
+            return None
+    return wanted
+
+
+@router.get(
+    "",
+    tags=["runs"],
+    dependencies=[READ],
+    response_model=RunPageBody,
+    operation_id="search-runs",
+    summary="Search runs",
+    responses=problems(),
+)
+async def search_runs(  # noqa: PLR0913 - one parameter per filter of CONTRACT.md 11.1
+    store: StoreDep,
+    offload: OffloadDep,
+    *,
+    status: Annotated[
+        list[RunStatus], Query(description="Only runs in these statuses (repeatable).")
+    ] = [],  # noqa: B006 - FastAPI copies query defaults
+    agent_id: Annotated[str, Query(description="Only runs of this agent.")] = "",
+    session_id: Annotated[str, Query(description="Only runs of this session.")] = "",
+    parent_run_id: Annotated[str, Query(description="Only children of this run.")] = "",
+    label: Annotated[
+        list[str],
+        Query(
+            description="Only runs carrying this label, as `key:value` (the key ends at the "
+            "first colon); repeatable, every label must match.",
+            examples=["team:search"],
+        ),
+    ] = [],  # noqa: B006 - FastAPI copies query defaults
+    started_after: Annotated[
+        Time | None,
+        Query(description="Only runs started at or after this time.", examples=[EXAMPLE_TIME]),
+    ] = None,
+    started_before: Annotated[
+        Time | None, Query(description="Only runs started before this time (half-open).")
+    ] = None,
+    cursor: CursorQuery = "",
+    limit: LimitQuery = 100,
+) -> Response:
+    """Runs of every session and sessionless runs, newest `started_at` first, ties by
+    `run_id` ascending; runs of purged sessions never appear. Naming an unknown session
+    or parent matches nothing. A cursor only continues the list with the same filters."""
+    labels = _label_filters(label)
+    if labels is None:  # two values for one key: no run can match
+        return respond(RunPageBody.of(RunPage(runs=[])))
+    page = await offload(
+        store.search_runs,
+        statuses=status,
+        agent_id=agent_id,
+        session_id=session_id,
+        parent_run_id=parent_run_id,
+        labels=labels,
+        started_after=started_after,
+        started_before=started_before,
+        cursor=cursor,
+        limit=limit,
+    )
+    return respond(RunPageBody.of(page))
+
 
 _START_PROBLEMS = (
     RunRecordOwnerMismatchError,

@@ -16,8 +16,10 @@ from app.api.schemas import (
     RecordPageBody,
     RunPageBody,
     SessionBody,
+    SessionPageBody,
     SessionStatusBody,
 )
+from app.api.wire import Time
 from runtime_store_client import (
     RunStatus,
     SessionActiveError,
@@ -25,9 +27,52 @@ from runtime_store_client import (
     SessionHasActiveRunsError,
     SessionNotFoundError,
     SessionPurgedError,
+    SessionStatus,
 )
+from runtime_store_client.times import EXAMPLE as EXAMPLE_TIME
 
 router = APIRouter(prefix="/v1/sessions")
+
+
+@router.get(
+    "",
+    tags=["sessions"],
+    dependencies=[READ],
+    response_model=SessionPageBody,
+    operation_id="list-sessions",
+    summary="List sessions",
+    responses=problems(),
+)
+async def list_sessions(
+    store: StoreDep,
+    offload: OffloadDep,
+    *,
+    status: Annotated[
+        list[SessionStatus],
+        Query(description="Only sessions in these statuses (repeatable); default both."),
+    ] = [],  # noqa: B006 - FastAPI copies query defaults
+    created_after: Annotated[
+        Time | None,
+        Query(description="Only sessions created at or after this time.", examples=[EXAMPLE_TIME]),
+    ] = None,
+    created_before: Annotated[
+        Time | None,
+        Query(description="Only sessions created before this time (half-open range)."),
+    ] = None,
+    cursor: CursorQuery = "",
+    limit: LimitQuery = 100,
+) -> Response:
+    """Sessions newest `created_at` first, ties by `session_id` ascending; purged sessions
+    never appear. A cursor only continues the list with the same filters."""
+    page = await offload(
+        store.list_sessions,
+        statuses=status,
+        created_after=created_after,
+        created_before=created_before,
+        cursor=cursor,
+        limit=limit,
+    )
+    return respond(SessionPageBody.of(page))
 
 
 @router.post(

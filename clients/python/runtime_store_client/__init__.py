@@ -31,9 +31,11 @@ from .errors import (
 from .http import AsyncHttpStore, HttpStore
 from .protocols import (
     AsyncMemoryStore,
+    AsyncRunSearch,
     AsyncSessionAdmin,
     AsyncStore,
     MemoryStore,
+    RunSearch,
     SessionAdmin,
     Store,
 )
@@ -97,6 +99,7 @@ from .types import (
     RunStartOutcome,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
@@ -112,6 +115,7 @@ __all__ = [
     "AsyncHttpStore",
     "AsyncMemoryStore",
     "AsyncRunRecordLister",
+    "AsyncRunSearch",
     "AsyncSessionAdmin",
     "AsyncStore",
     "AuthError",
@@ -156,6 +160,7 @@ __all__ = [
     "RunNotActiveError",
     "RunNotFoundError",
     "RunPage",
+    "RunSearch",
     "RunRecordLister",
     "RunRecordOwnerMismatchError",
     "RunSessionMismatchError",
@@ -168,6 +173,7 @@ __all__ = [
     "Session",
     "SessionActiveError",
     "SessionAdmin",
+    "SessionPage",
     "SessionEndedError",
     "SessionHasActiveRunsError",
     "SessionNotFoundError",

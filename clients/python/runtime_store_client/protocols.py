@@ -5,7 +5,7 @@ Keyword names are part of the contract: callers may pass every argument by name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -25,6 +25,7 @@ from .types import (
     RunStart,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
@@ -79,6 +80,32 @@ class SessionAdmin(Protocol):
         self,
         session_id: str,
         statuses: Sequence[RunStatus] = (),
+        cursor: str = "",
+        limit: int = 100,
+    ) -> RunPage: ...
+    def list_sessions(
+        self,
+        statuses: Sequence[SessionStatus] = (),
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        cursor: str = "",
+        limit: int = 100,
+    ) -> SessionPage: ...
+
+
+@runtime_checkable
+class RunSearch(Protocol):
+    """Finding runs across sessions (CONTRACT.md 11.1)."""
+
+    def search_runs(  # noqa: PLR0913, PLR0917 (the contract's signature, 11.1)
+        self,
+        statuses: Sequence[RunStatus] = (),
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
         cursor: str = "",
         limit: int = 100,
     ) -> RunPage: ...
@@ -145,6 +172,32 @@ class AsyncSessionAdmin(Protocol):
         self,
         session_id: str,
         statuses: Sequence[RunStatus] = (),
+        cursor: str = "",
+        limit: int = 100,
+    ) -> RunPage: ...
+    async def list_sessions(
+        self,
+        statuses: Sequence[SessionStatus] = (),
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        cursor: str = "",
+        limit: int = 100,
+    ) -> SessionPage: ...
+
+
+@runtime_checkable
+class AsyncRunSearch(Protocol):
+    """Finding runs across sessions (CONTRACT.md 11.1)."""
+
+    async def search_runs(  # noqa: PLR0913, PLR0917 (the contract's signature, 11.1)
+        self,
+        statuses: Sequence[RunStatus] = (),
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
         cursor: str = "",
         limit: int = 100,
     ) -> RunPage: ...

@@ -197,9 +197,18 @@ class Page:
 
 @dataclass(frozen=True, kw_only=True)
 class RunPage:
-    """A page of run metas ordered by ``started_at`` then ``run_id``."""
+    """A page of run metas: by ``started_at`` then ``run_id`` for a session's runs; newest
+    ``started_at`` first, ties by ``run_id``, for ``search_runs`` (11.1)."""
 
     runs: list[RunMeta]
+    next_cursor: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionPage:
+    """A page of sessions, newest ``created_at`` first, ties by ID (11.1)."""
+
+    sessions: list[Session]
     next_cursor: str = ""
 
 

@@ -6,8 +6,9 @@ asyncio; both share this one description of the wire.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
@@ -26,6 +27,7 @@ from .._generated.api.runs import (
     record_run_terminal,
     repair_run_suspension,
     repair_run_terminal,
+    search_runs,
     start_child_run,
     start_one_shot_child_run,
     start_one_shot_run,
@@ -35,6 +37,7 @@ from .._generated.api.sessions import (
     create_session,
     end_session,
     list_session_runs,
+    list_sessions,
     load_session,
     load_session_status,
     purge_session,
@@ -55,6 +58,7 @@ from .._generated.models import (
     TranscriptCheck,
 )
 from .._generated.models import RunStatus as WireRunStatus
+from .._generated.models import SessionStatus as WireSessionStatus
 from .._generated.types import UNSET, Response
 from ..errors import InvalidArgumentError
 from ..transcript import Message
@@ -74,6 +78,7 @@ from ..types import (
     RunStart,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
@@ -270,6 +275,93 @@ def session_runs(
         {
             "session_id": c.session_path_id(session_id),
             "status": wanted,
+            **_page_args(cursor, limit),
+        },
+        c.run_page,
+    )
+
+
+def _optional_time(value: datetime | None, what: str) -> datetime | None:
+    return None if value is None else c.wire_time(value, what)
+
+
+def _time_args(prefix: str, after: datetime | None, before: datetime | None) -> dict[str, Any]:
+    """Only the bounds given: an absent query parameter, never ``null``."""
+    args: dict[str, Any] = {}
+    if after is not None:
+        args[f"{prefix}_after"] = _optional_time(after, f"{prefix}_after")
+    if before is not None:
+        args[f"{prefix}_before"] = _optional_time(before, f"{prefix}_before")
+    return args
+
+
+def sessions_list(
+    statuses: Sequence[SessionStatus],
+    created_after: datetime | None,
+    created_before: datetime | None,
+    cursor: str,
+    limit: int,
+) -> Call[SessionPage]:
+    try:
+        wanted = [WireSessionStatus(str(status)) for status in statuses]
+    except ValueError:
+        raise InvalidArgumentError(f"unknown session status in {list(statuses)!r}") from None
+    return Call(
+        list_sessions,
+        {
+            "status": wanted,
+            **_time_args("created", created_after, created_before),
+            **_page_args(cursor, limit),
+        },
+        c.session_page,
+    )
+
+
+def _label_args(labels: Mapping[str, str] | None) -> list[str]:
+    """``key:value`` query values; the key ends at the first ``:``, so it cannot hold one."""
+    if labels is None:
+        return []
+    if not isinstance(labels, Mapping):
+        raise InvalidArgumentError("labels must be a map of strings")
+    args = []
+    for key, value in labels.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidArgumentError("labels must map strings to strings")
+        if not key or ":" in key:
+            raise InvalidArgumentError(
+                f"label key {key!r} cannot be searched: it must be non-empty, without ':'"
+            )
+        args.append(f"{key}:{value}")
+    return args
+
+
+def runs_search(  # noqa: PLR0913, PLR0917 - one argument per filter of CONTRACT.md 11.1
+    statuses: Sequence[RunStatus],
+    agent_id: str,
+    session_id: str,
+    parent_run_id: str,
+    labels: Mapping[str, str] | None,
+    started_after: datetime | None,
+    started_before: datetime | None,
+    cursor: str,
+    limit: int,
+) -> Call[RunPage]:
+    for value, what in (
+        (agent_id, "agent_id"),
+        (session_id, "session_id"),
+        (parent_run_id, "parent_run_id"),
+    ):
+        if not isinstance(value, str):
+            raise InvalidArgumentError(f"{what} must be a string")
+    return Call(
+        search_runs,
+        {
+            "status": [c.wire_run_status(status) for status in statuses],
+            "agent_id": agent_id,
+            "session_id": session_id,
+            "parent_run_id": parent_run_id,
+            "label": _label_args(labels),
+            **_time_args("started", started_after, started_before),
             **_page_args(cursor, limit),
         },
         c.run_page,

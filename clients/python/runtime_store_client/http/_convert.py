@@ -32,6 +32,7 @@ from .._generated.models import (
     RunStartBody,
     RunStartBodyLabelsType0,
     SessionBody,
+    SessionPageBody,
     SnapshotBody,
     TranscriptPageBody,
 )
@@ -65,6 +66,7 @@ from ..types import (
     RunStartOutcome,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
@@ -284,6 +286,12 @@ def session(body: SessionBody) -> Session:
 
 def record_page(body: RecordPageBody) -> Page:
     return Page(records=[record(item) for item in body.records], next_cursor=body.next_cursor)
+
+
+def session_page(body: SessionPageBody) -> SessionPage:
+    return SessionPage(
+        sessions=[session(item) for item in body.sessions], next_cursor=body.next_cursor
+    )
 
 
 def run_page(body: RunPageBody) -> RunPage:

@@ -12,7 +12,7 @@ is retried (see ``_retry``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -37,6 +37,7 @@ from ..types import (
     RunStart,
     RunStatus,
     Session,
+    SessionPage,
     SessionStatus,
     Snapshot,
 )
@@ -215,6 +216,46 @@ class HttpStore:
     ) -> RunPage:
         """A page of a session's runs (3.1)."""
         return self._run(calls.session_runs(session_id, statuses, cursor, limit))
+
+    def list_sessions(
+        self,
+        statuses: Sequence[SessionStatus] = (),
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        cursor: str = "",
+        limit: int = 100,
+    ) -> SessionPage:
+        """Sessions, newest ``created_at`` first, ties by ID; purged ones never (11.1)."""
+        return self._run(
+            calls.sessions_list(statuses, created_after, created_before, cursor, limit)
+        )
+
+    def search_runs(  # noqa: PLR0913, PLR0917 (the contract's signature, 11.1)
+        self,
+        statuses: Sequence[RunStatus] = (),
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        cursor: str = "",
+        limit: int = 100,
+    ) -> RunPage:
+        """Runs across sessions, newest ``started_at`` first, ties by run ID (11.1)."""
+        return self._run(
+            calls.runs_search(
+                statuses,
+                agent_id,
+                session_id,
+                parent_run_id,
+                labels,
+                started_after,
+                started_before,
+                cursor,
+                limit,
+            )
+        )
 
     def load_memory(self, agent_id: str, run_id: str) -> Snapshot:
         """The memory events of an agent's run (section 9)."""

@@ -44,6 +44,7 @@ from .run_start_body_labels_type_0 import RunStartBodyLabelsType0
 from .run_start_outcome import RunStartOutcome
 from .run_status import RunStatus
 from .session_body import SessionBody
+from .session_page_body import SessionPageBody
 from .session_status import SessionStatus
 from .session_status_body import SessionStatusBody
 from .snapshot_body import SnapshotBody
@@ -103,6 +104,7 @@ __all__ = (
     "RunStartOutcome",
     "RunStatus",
     "SessionBody",
+    "SessionPageBody",
     "SessionStatus",
     "SessionStatusBody",
     "SnapshotBody",

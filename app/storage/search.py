@@ -1,0 +1,280 @@
+"""Finding sessions and runs (CONTRACT.md 11.1): keyset pages over the search indexes.
+
+Both lists are newest first, ties by ID ascending. Every filter heads an index whose next
+column is the status (``schema.py``), so one status is one index range: a page reads at
+most ``limit + 1`` rows of each status asked for, and merges them (``UNION ALL`` ordered
+and cut again). A label filter reads ``run_labels`` by its first label instead, in the same
+order. The other filters only narrow the rows those ranges hold, so a page costs the same
+at 10k runs as at 1M when its filters are the indexed ones.
+
+Cursors are sealed (``app.domain.cursors``) and bind a digest of every filter, so a cursor
+reused with other filters is ``invalid_argument``. A page reads one snapshot; across pages
+the keyset position alone is carried, so a row that matches throughout the paging is seen
+exactly once whatever commits in between (new rows sort before the position or after it,
+and a row's position never changes: start and creation times are fixed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from app.domain import cursors
+from app.domain import validation as v
+from app.domain.times import to_millis
+from runtime_store_client import (
+    InvalidArgumentError,
+    RunPage,
+    RunStatus,
+    SessionPage,
+    SessionStatus,
+)
+
+from .context import Context
+from .rows import label_text, run_from_row, run_meta, session_from_row, session_of
+from .schema import run_labels, runs, sessions
+from .unit_of_work import Tx
+
+_ALL_RUN_STATUSES = sorted(status.value for status in RunStatus)
+_LISTED_SESSION_STATUSES = sorted(status.value for status in SessionStatus)
+
+
+def _statuses(values: Sequence[Any], kind: type[RunStatus] | type[SessionStatus]) -> list[str]:
+    if isinstance(values, str):
+        values = [values]
+    try:
+        return sorted({kind(value).value for value in values})
+    except ValueError:
+        raise InvalidArgumentError(
+            f"unknown {kind.__name__} in {list(values)!r}; one of "
+            f"{sorted(status.value for status in kind)}"
+        ) from None
+
+
+def _time(value: datetime | None, what: str) -> int | None:
+    return None if value is None else to_millis(value, what)
+
+
+def _range(column: sa.ColumnElement[int], after: int | None, before: int | None) -> list[Any]:
+    """Half-open: ``after`` <= t < ``before``."""
+    bounds: list[Any] = []
+    if after is not None:
+        bounds.append(column >= after)
+    if before is not None:
+        bounds.append(column < before)
+    return bounds
+
+
+def _keyset(
+    time: sa.ColumnElement[int], key: sa.ColumnElement[str], position: list[Any] | None
+) -> list[Any]:
+    """Rows after ``position`` in (time descending, key ascending) order."""
+    if position is None:
+        return []
+    at_ms, at_key = position
+    # ``time <= t`` alone bounds the index range; the OR settles rows of the same time.
+    return [time <= at_ms, sa.or_(time < at_ms, key > at_key)]
+
+
+def _merged(branches: list[sa.Select[Any]], order: list[str], limit: int) -> sa.Select[Any]:
+    """One status range per branch, each cut at ``limit``, merged in page order."""
+    cut = [branch.limit(limit) for branch in branches]
+    if len(cut) == 1:
+        return cut[0]
+    union = sa.union_all(*(sa.select(b.subquery()) for b in cut)).subquery("merged")
+    columns = {"time": union.c[order[0]], "key": union.c[order[1]]}
+    return sa.select(union).order_by(columns["time"].desc(), columns["key"].asc()).limit(limit)
+
+
+# --- sessions --------------------------------------------------------------------------
+
+
+def list_sessions(
+    ctx: Context,
+    statuses: Sequence[SessionStatus],
+    created_after: datetime | None,
+    created_before: datetime | None,
+    cursor: str,
+    limit: int,
+) -> SessionPage:
+    """Sessions newest first, ties by ID; purged sessions never (11.1)."""
+    size = cursors.check_limit(limit, ctx.page_max)
+    wanted = _statuses(statuses, SessionStatus) or _LISTED_SESSION_STATUSES
+    after_ms = _time(created_after, "created_after")
+    before_ms = _time(created_before, "created_before")
+    binding = cursors.filters_digest([wanted, after_ms, before_ms])
+    codec = ctx.cursors.codec()
+    position = codec.open(cursors.SESSIONS, cursor, binding, 2) if cursor else None
+    c = sessions.c
+    conditions = [
+        *_range(c.created_at_ms, after_ms, before_ms),
+        *_keyset(c.created_at_ms, c.session_id, position),
+    ]
+    branches = [
+        sa.select(sessions)
+        .where(c.status == status, *conditions)
+        .order_by(c.created_at_ms.desc(), c.session_id.asc())
+        for status in wanted
+    ]
+    query = _merged(branches, ["created_at_ms", "session_id"], size + 1)
+
+    def operation(tx: Tx) -> SessionPage:
+        rows = tx.conn.execute(query).all()
+        page = [session_of(session_from_row(row)) for row in rows[:size]]
+        next_cursor = ""
+        if len(rows) > size:
+            last = rows[size - 1]
+            next_cursor = codec.seal(
+                cursors.SESSIONS, binding, [last.created_at_ms, last.session_id]
+            )
+        return SessionPage(sessions=page, next_cursor=next_cursor)
+
+    return ctx.uow.read(operation)
+
+
+# --- runs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilters:
+    """A checked ``search_runs`` request."""
+
+    statuses: list[str]
+    agent_id: str
+    session_id: str
+    parent_run_id: str
+    labels: dict[str, str]
+    after_ms: int | None
+    before_ms: int | None
+
+    def digest(self) -> str:
+        return cursors.filters_digest(
+            [
+                self.statuses,
+                self.agent_id,
+                self.session_id,
+                self.parent_run_id,
+                sorted(self.labels.items()),
+                self.after_ms,
+                self.before_ms,
+            ]
+        )
+
+
+def check_run_filters(
+    statuses: Sequence[RunStatus],
+    agent_id: str,
+    session_id: str,
+    parent_run_id: str,
+    labels: Mapping[str, str] | None,
+    started_after: datetime | None,
+    started_before: datetime | None,
+) -> RunFilters:
+    for value, what in (
+        (agent_id, "agent_id"),
+        (session_id, "session_id"),
+        (parent_run_id, "parent_run_id"),
+    ):
+        v.optional_text(value, what)
+    checked = v.check_labels(labels, "labels")
+    if "" in checked:  # labels are JSON text: NUL allowed, surrogates refused (2.6)
+        raise InvalidArgumentError("a label filter needs a non-empty key")
+    return RunFilters(
+        statuses=_statuses(statuses, RunStatus) or _ALL_RUN_STATUSES,
+        agent_id=agent_id,
+        session_id=session_id,
+        parent_run_id=parent_run_id,
+        labels=checked,
+        after_ms=_time(started_after, "started_after"),
+        before_ms=_time(started_before, "started_before"),
+    )
+
+
+def _label_matches(key: str, value: str) -> Any:
+    """The run holds this label (a primary-key lookup in ``run_labels``); an alias, so it
+    never correlates with the ``run_labels`` range a label search is driven by."""
+    other = run_labels.alias()
+    return sa.exists().where(
+        other.c.run_id == runs.c.run_id,
+        other.c.key == label_text(key),
+        other.c.value == label_text(value),
+    )
+
+
+def _run_conditions(f: RunFilters, *, skip: str) -> list[Any]:
+    """The filters the driving range does not already apply."""
+    c = runs.c
+    conditions: list[Any] = []
+    for name, column in (
+        ("session_id", c.session_id),
+        ("parent_run_id", c.parent_run_id),
+        ("agent_id", c.agent_id),
+    ):
+        wanted = getattr(f, name)
+        if wanted and name != skip:
+            conditions.append(column == wanted)
+    labels = sorted(f.labels.items())
+    if skip == "labels":
+        labels = labels[1:]
+    conditions.extend(_label_matches(key, value) for key, value in labels)
+    return conditions
+
+
+def _run_query(f: RunFilters, position: list[Any] | None, limit: int) -> sa.Select[Any]:
+    c = runs.c
+    order = ["started_at_ms", "run_id"]
+    if f.labels:  # drive from the first label's range in run_labels, same order
+        key, value = sorted(f.labels.items())[0]
+        rl = run_labels.c
+        query = (
+            sa.select(runs)
+            .join(run_labels, rl.run_id == c.run_id)
+            .where(
+                rl.key == label_text(key),
+                rl.value == label_text(value),
+                c.status.in_(f.statuses),
+                *_range(rl.started_at_ms, f.after_ms, f.before_ms),
+                *_keyset(rl.started_at_ms, rl.run_id, position),
+                *_run_conditions(f, skip="labels"),
+            )
+            .order_by(rl.started_at_ms.desc(), rl.run_id.asc())
+        )
+        return query.limit(limit)
+    # The first of session, parent, agent given (or none) heads the index each status
+    # branch ranges over; its equality is among the conditions.
+    conditions = [
+        *_range(c.started_at_ms, f.after_ms, f.before_ms),
+        *_keyset(c.started_at_ms, c.run_id, position),
+        *_run_conditions(f, skip=""),
+    ]
+    branches = [
+        sa.select(runs)
+        .where(c.status == status, *conditions)
+        .order_by(c.started_at_ms.desc(), c.run_id.asc())
+        for status in f.statuses
+    ]
+    return _merged(branches, order, limit)
+
+
+def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> RunPage:
+    """Runs newest first, ties by run ID; runs of purged sessions never (11.1)."""
+    size = cursors.check_limit(limit, ctx.page_max)
+    binding = filters.digest()
+    codec = ctx.cursors.codec()
+    position = codec.open(cursors.RUNS, cursor, binding, 2) if cursor else None
+    query = _run_query(filters, position, size + 1)
+
+    def operation(tx: Tx) -> RunPage:
+        rows = tx.conn.execute(query).all()
+        page = [run_meta(run_from_row(row)) for row in rows[:size]]
+        next_cursor = ""
+        if len(rows) > size:
+            last = rows[size - 1]
+            next_cursor = codec.seal(cursors.RUNS, binding, [last.started_at_ms, last.run_id])
+        return RunPage(runs=page, next_cursor=next_cursor)
+
+    return ctx.uow.read(operation)
