@@ -10,6 +10,7 @@ import typer
 import yaml
 
 from app.domain.tokens import Role, TokenError
+from app.operator_cli import runs_cli, sessions_cli
 from app.settings import Settings
 from app.storage.engine import create_engine
 from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
@@ -20,6 +21,8 @@ db = typer.Typer(help="Database schema administration.")
 cli.add_typer(db, name="db")
 tokens_cli = typer.Typer(help="Bearer tokens: create (shown once), list, revoke.")
 cli.add_typer(tokens_cli, name="tokens")
+cli.add_typer(sessions_cli, name="sessions")
+cli.add_typer(runs_cli, name="runs")
 
 
 def _database_url(url: str | None) -> str:

@@ -10,7 +10,7 @@ DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Bytes of every appended record's payload (JSON text).
 PAYLOAD_BYTES = 1024
 #: What a run measures, in order (``--parts`` picks some).
-PARTS = ("grid", "pages", "purge", "memory")
+PARTS = ("grid", "pages", "purge", "memory", "search")
 #: Page size of every list operation.
 PAGE_SIZE = 100
 
@@ -51,8 +51,10 @@ class Config:
     operations: tuple[str, ...] = ()
     #: Backends of the grid to measure besides the ceiling (empty: all).
     backends: tuple[str, ...] = ()
-    #: Parts of the run: the throughput grid, page latency, purge, memory.
+    #: Parts of the run: the throughput grid, page latency, purge, memory, search.
     parts: tuple[str, ...] = PARTS
+    #: Runs of the databases the search pages read (11.1), smallest first.
+    search_sizes: tuple[int, ...] = (10_000, 1_000_000)
 
     @staticmethod
     def default(postgres_url: str, server_workers: int = 0) -> Config:
@@ -78,6 +80,7 @@ class Config:
             warmup=0.1,
             levels=(1,),
             page_sizes=(100, 1_000),
+            search_sizes=(100, 1_000),
             page_repeats=3,
             purge_records=1_000,
             purge_runs=10,

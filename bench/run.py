@@ -23,6 +23,7 @@ from .mirror import compare
 from .pages import PageSet, load_page_sets, measure_pages, scale_label
 from .purge import prepare_purge, run_purge
 from .report import CEILING, Report, Row, attach_ratios
+from .search import run_search
 from .targets import evaluate
 from .workloads import WORKLOADS, CallFactory, Cell, Database, new_prefix, terminal_budget
 
@@ -244,6 +245,12 @@ class Benchmark:
             self.report.rows.extend(outcome.rows())
             self.report.purges.append(summary)
 
+    def search(self) -> None:
+        repeats = self.config.page_repeats
+        self.report.rows.extend(
+            run_search(self.config.postgres_url, self.config.search_sizes, repeats, log)
+        )
+
     def memory(self) -> None:
         for name, service in self.services.items():
             for entry in service.peak_rss():
@@ -280,6 +287,7 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                     ("pages", bench.pages),
                     ("purge", bench.purges),
                     ("memory", bench.memory),
+                    ("search", bench.search),
                 ):
                     if part in config.parts:
                         measure()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .config import Config
 from .pages import growth, scale_label
 from .report import CEILING, Report, Row, number
+from .search import growth as search_growth
 
 RATIO_TARGETS = (
     ("append_run_record", "http/postgres", 0.5),
@@ -20,6 +21,8 @@ RATIO_TARGETS = (
     ("append_run_record", "sqlstore/postgres", 0.8),
 )
 PAGE_GROWTH_MAX = 1.2
+#: CONTRACT.md 11.1: a search page at 1M runs within 1.5x of 10k runs.
+SEARCH_GROWTH_MAX = 1.5
 PURGE_SECONDS_MAX = 5.0
 PURGE_WRITER_P99_MS_MAX = 100.0
 WORKER_RSS_MB_MAX = 150.0
@@ -75,6 +78,19 @@ def page_targets(rows: Sequence[Row], sizes: Sequence[int]) -> list[Target]:
                     )
                 )
     return found
+
+
+def search_targets(rows: Sequence[Row], sizes: Sequence[int]) -> list[Target]:
+    small, large = min(sizes), max(sizes)
+    return [
+        Target(
+            f"{backend} {name} p50 at {scale_label(large)} / at {scale_label(small)} runs",
+            f"<= {SEARCH_GROWTH_MAX}",
+            f"{ratio:.2f}",
+            ratio <= SEARCH_GROWTH_MAX,
+        )
+        for (name, backend), ratio in sorted(search_growth(rows, small, large).items())
+    ]
 
 
 def purge_targets(report: Report) -> list[Target]:
@@ -135,4 +151,6 @@ def evaluate(report: Report, config: Config) -> list[Target]:
         found += purge_targets(report)
     if "memory" in config.parts:
         found += memory_targets(report)
+    if "search" in config.parts:
+        found += search_targets(report.rows, config.search_sizes)
     return found

@@ -602,3 +602,24 @@ def test_successor_on_a_run_that_is_not_its_predecessor(engine: Engine, world: W
 
     assert found(engine) == {(v.CONTINUATION_SUCCESSOR, world.completed, world.active)}
     assert "not suspended" in detail(engine, v.CONTINUATION_SUCCESSOR)
+
+
+def test_run_labels_that_disagree_with_the_run(engine: Engine, world: World) -> None:
+    execute(
+        engine,
+        "INSERT INTO run_labels (run_id, key, value, started_at_ms) "
+        "VALUES (:r, '\"team\"', '\"x\"', 0)",
+        r=world.completed,
+    )
+
+    assert found(engine) == {(v.RUN_LABELS, world.completed, world.active)}
+
+
+def test_run_labels_without_a_run(engine: Engine, world: World) -> None:
+    execute(
+        engine,
+        "INSERT INTO run_labels (run_id, key, value, started_at_ms) "
+        "VALUES ('ghost-run', '\"k\"', '\"v\"', 0)",
+    )
+
+    assert found(engine) == {(v.RUN_LABELS, "ghost-run", "")}

@@ -18,6 +18,7 @@ LIFECYCLE_KEYS: Final = "lifecycle_keys_resolve"
 PURGED_SESSION: Final = "purged_session_empty"
 CHILD_LINKS: Final = "child_links"
 CONTINUATION_SUCCESSOR: Final = "continuation_successor"
+RUN_LABELS: Final = "run_labels_match"
 RECORD_OWNER: Final = "record_owner"
 DANGLING_ROWS: Final = "dangling_rows"
 
@@ -34,6 +35,7 @@ INVARIANTS: Final = (
     PURGED_SESSION,
     CHILD_LINKS,
     CONTINUATION_SUCCESSOR,
+    RUN_LABELS,
     RECORD_OWNER,
     DANGLING_ROWS,
 )

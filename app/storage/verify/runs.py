@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from ..schema import run_records, runs
 from . import continuations, lifecycle, links, sessions
 from .facts import NO_RECORDS, RunChecks, RunFacts
+from .labels import check_run_labels
 from .reading import is_one_to, pages, record_stats, run_rows, sequence_problems
 from .report import (
     POSITION_PRESENCE,
@@ -37,6 +38,7 @@ def verify_run_pages(conn: Connection, page_size: int, report: VerifyReport) -> 
         for row in rows:
             run = RunFacts(conn, row, stats.pop(row.run_id, NO_RECORDS))
             report.violations.extend(check_run(run))
+        report.violations.extend(check_run_labels(conn, in_range, rows))
         # What is left has no run row.
         sessions.check_runless_rows(conn, in_range, stats, report)
         report.violations.extend(sessions.check_tombstones(conn, in_range))

@@ -1,0 +1,419 @@
+"""``runtime-store sessions …`` and ``runtime-store runs …``: the operator's commands.
+
+They talk to a running service with the real client (``HttpStore``), never to the
+database: ``--url``/``RUNTIME_STORE_URL`` and ``--token``/``RUNTIME_STORE_TOKEN``. Lists
+print a table on a terminal (``rich``) or JSON lines with ``--json``, one page by default
+(the next page's cursor on stderr) or every page with ``--all``. Times are RFC 3339 or an
+age such as ``90s``, ``15m``, ``1h``, ``7d`` (that long before now). Every failure is one
+line on stderr and a non-zero exit: 1 for an answer of the service (not found, conflict,
+refused token), 2 for a bad command line, 3 when the service cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Final, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from runtime_store_client import (
+    HttpStore,
+    Record,
+    RunMeta,
+    RunPage,
+    RunStatus,
+    Session,
+    SessionPage,
+    SessionStatus,
+    StoreError,
+    UnavailableError,
+)
+from runtime_store_client.times import format_rfc3339, parse_rfc3339
+
+T = TypeVar("T")
+
+DEFAULT_URL: Final = "http://127.0.0.1:8000"
+EXIT_REFUSED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_UNREACHABLE: Final = 3
+_AGE = re.compile(r"(\d+)([smhd])")
+_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_PAYLOAD_CHARS: Final = 80
+
+sessions_cli = typer.Typer(help="Find, inspect, end and purge sessions (talks to a service).")
+runs_cli = typer.Typer(help="Find runs and read their records (talks to a service).")
+
+Url = Annotated[
+    str, typer.Option("--url", envvar="RUNTIME_STORE_URL", help="The service's base URL.")
+]
+Token = Annotated[
+    str | None,
+    typer.Option("--token", envvar="RUNTIME_STORE_TOKEN", help="Bearer token.", show_default=False),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")]
+Everything = Annotated[bool, typer.Option("--all", help="Every page, not only the first.")]
+Limit = Annotated[int, typer.Option("--limit", min=1, help="Items per page.")]
+Cursor = Annotated[str, typer.Option("--cursor", help="Continue from a previous page.")]
+
+
+# --- plumbing ---------------------------------------------------------------------------
+
+
+def _console() -> Console:
+    """A terminal's width on a terminal; piped, never cut or wrap a value."""
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 100_000)
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def _service(url: str, token: str | None) -> Iterator[HttpStore]:
+    """The client, with every failure turned into one line and an exit code."""
+    try:
+        with HttpStore(url, token=token, retries=1, deadline=10.0) as store:
+            yield store
+    except UnavailableError as exc:
+        raise _fail(f"cannot reach {url}: {exc.message}", EXIT_UNREACHABLE) from None
+    except StoreError as exc:
+        raise _fail(f"{exc.code}: {exc.message}", EXIT_REFUSED) from None
+    except ValueError as exc:  # a base URL httpx cannot use
+        raise _fail(f"bad --url {url!r}: {exc}", EXIT_USAGE) from None
+
+
+def parse_when(text: str | None, option: str) -> datetime | None:
+    """An RFC 3339 time, or an age (``15m``) before now, to the millisecond."""
+    if not text:
+        return None
+    age = _AGE.fullmatch(text.strip())
+    if age:
+        delta = timedelta(**{_UNITS[age.group(2)]: int(age.group(1))})
+        now = datetime.now(UTC)
+        return (now - delta).replace(microsecond=now.microsecond // 1000 * 1000)
+    try:
+        return parse_rfc3339(text)
+    except ValueError as exc:
+        raise _fail(f"{option}: {exc} (or an age such as 15m, 1h, 7d)", EXIT_USAGE) from None
+
+
+def _time(value: datetime | None) -> str:
+    return "" if value is None else format_rfc3339(value)
+
+
+def session_json(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "status": session.status.value,
+        "created_at": _time(session.created_at),
+        "ended_at": session.ended_at and _time(session.ended_at),
+    }
+
+
+def run_json(run: RunMeta) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "agent_id": run.agent_id,
+        "session_id": run.session_id,
+        "parent_run_id": run.parent_run_id,
+        "status": run.status.value,
+        "start_outcome": run.start_outcome.value,
+        "started_at": _time(run.started_at),
+        "updated_at": _time(run.updated_at),
+        "labels": dict(run.labels),
+        "cancellation_reason": run.cancellation_reason,
+        "successor_run_id": run.successor_run_id,
+    }
+
+
+def record_json(record: Record) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "run_id": record.run_id,
+        "agent_id": record.agent_id,
+        "session_id": record.session_id,
+        "turn_id": record.turn_id,
+        "event_key": record.event_key,
+        "type": record.type,
+        "timestamp": _time(record.timestamp),
+        "payload": bytes(record.payload).decode("utf-8", "replace"),
+    }
+
+
+def _pages(
+    fetch: Callable[[str], tuple[list[T], str]], cursor: str, everything: bool
+) -> Iterator[list[T]]:
+    """Pages from ``cursor``; without ``everything``, the first one and a hint on stderr."""
+    while True:
+        items, cursor = fetch(cursor)
+        yield items
+        if not cursor:
+            return
+        if not everything:
+            typer.echo(f"more: --cursor {cursor} (or --all)", err=True)
+            return
+
+
+def _print(
+    pages: Iterator[list[T]],
+    as_json: bool,
+    to_json: Callable[[T], dict[str, Any]],
+    columns: list[str],
+    row: Callable[[T], list[str]],
+) -> None:
+    if as_json:
+        for page in pages:
+            for item in page:
+                sys.stdout.write(json.dumps(to_json(item), ensure_ascii=False) + "\n")
+        return
+    table = Table(*columns, box=None, header_style="bold")
+    for page in pages:
+        for item in page:
+            table.add_row(*row(item))
+    _console().print(table)
+
+
+def _labels(labels: dict[str, str] | Any) -> str:
+    return ",".join(f"{key}={value}" for key, value in sorted(dict(labels).items()))
+
+
+def _session_row(session: Session) -> list[str]:
+    return [session.id, session.status.value, _time(session.created_at), _time(session.ended_at)]
+
+
+def _run_row(run: RunMeta) -> list[str]:
+    return [
+        run.run_id,
+        run.status.value,
+        run.agent_id,
+        run.session_id,
+        run.parent_run_id,
+        _time(run.started_at),
+        _labels(run.labels),
+    ]
+
+
+_SESSION_COLUMNS: Final = ["SESSION", "STATUS", "CREATED", "ENDED"]
+_RUN_COLUMNS: Final = ["RUN", "STATUS", "AGENT", "SESSION", "PARENT", "STARTED", "LABELS"]
+
+
+def _label_filters(labels: list[str]) -> dict[str, str]:
+    wanted: dict[str, str] = {}
+    for label in labels:
+        key, colon, value = label.partition(":")
+        if not colon or not key:
+            raise _fail(f"--label {label!r}: expected key:value", EXIT_USAGE)
+        wanted[key] = value
+    return wanted
+
+
+# --- sessions ---------------------------------------------------------------------------
+
+
+@sessions_cli.command("list")
+def sessions_list(  # noqa: PLR0913, PLR0917 - one option per filter
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    status: Annotated[
+        list[SessionStatus] | None, typer.Option("--status", help="active or ended (repeatable).")
+    ] = None,
+    created_after: Annotated[
+        str | None, typer.Option(help="Created at or after (RFC 3339 or an age: 1h).")
+    ] = None,
+    created_before: Annotated[str | None, typer.Option(help="Created before.")] = None,
+    limit: Limit = 100,
+    cursor: Cursor = "",
+    everything: Everything = False,
+    as_json: AsJson = False,
+) -> None:
+    """Sessions, newest first (purged ones never)."""
+    after = parse_when(created_after, "--created-after")
+    before = parse_when(created_before, "--created-before")
+    with _service(url, token) as store:
+
+        def fetch(at: str) -> tuple[list[Session], str]:
+            page: SessionPage = store.list_sessions(
+                statuses=status or (),
+                created_after=after,
+                created_before=before,
+                cursor=at,
+                limit=limit,
+            )
+            return page.sessions, page.next_cursor
+
+        _print(
+            _pages(fetch, cursor, everything), as_json, session_json, _SESSION_COLUMNS, _session_row
+        )
+
+
+@sessions_cli.command("show")
+def sessions_show(
+    session_id: str, url: Url = DEFAULT_URL, token: Token = None, as_json: AsJson = False
+) -> None:
+    """A session and its runs."""
+    with _service(url, token) as store:
+        session = store.load_session(session_id)
+        runs: list[RunMeta] = []
+        cursor = ""
+        while True:
+            page: RunPage = store.list_session_runs(session_id, cursor=cursor, limit=1000)
+            runs.extend(page.runs)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+    if as_json:
+        document = {**session_json(session), "runs": [run_json(run) for run in runs]}
+        sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+        return
+    console = _console()
+    console.print(
+        f"[bold]{session.id}[/bold]  {session.status.value}  created {_time(session.created_at)}"
+        + (f"  ended {_time(session.ended_at)}" if session.ended_at else ""),
+        markup=True,
+        highlight=False,
+    )
+    table = Table(*_RUN_COLUMNS, box=None, header_style="bold")
+    for run in runs:
+        table.add_row(*_run_row(run))
+    console.print(table)
+
+
+@sessions_cli.command("end")
+def sessions_end(
+    session_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    at: Annotated[str | None, typer.Option(help="End time (default: now).")] = None,
+) -> None:
+    """End a session: running runs continue, new starts stop."""
+    ended_at = parse_when(at, "--at") or parse_when("0s", "--at")
+    assert ended_at is not None
+    with _service(url, token) as store:
+        session = store.end_session(session_id, ended_at)
+    typer.echo(f"session {session.id} ended at {_time(session.ended_at)}")
+
+
+@sessions_cli.command("purge")
+def sessions_purge(
+    session_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete an ended session with all its runs, records and memory; its ID stays taken."""
+    if not yes:
+        if not sys.stdin.isatty():
+            raise _fail("purge deletes everything of the session: pass --yes", EXIT_USAGE)
+        typer.confirm(
+            f"Purge session {session_id!r}: every run, record, checkpoint and memory event of "
+            "it, for good?",
+            abort=True,
+        )
+    with _service(url, token) as store:
+        store.purge_session(session_id)
+    typer.echo(f"session {session_id} purged")
+
+
+# --- runs -------------------------------------------------------------------------------
+
+
+@runs_cli.command("list")
+def runs_list(  # noqa: PLR0913, PLR0917 - one option per filter of CONTRACT.md 11.1
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    status: Annotated[
+        list[RunStatus] | None, typer.Option("--status", help="Run status (repeatable).")
+    ] = None,
+    agent: Annotated[str, typer.Option("--agent", help="Only runs of this agent.")] = "",
+    session: Annotated[str, typer.Option("--session", help="Only runs of this session.")] = "",
+    parent: Annotated[str, typer.Option("--parent", help="Only children of this run.")] = "",
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="key:value (repeatable, all must match).")
+    ] = None,
+    started_after: Annotated[
+        str | None, typer.Option(help="Started at or after (RFC 3339 or an age: 1h).")
+    ] = None,
+    started_before: Annotated[str | None, typer.Option(help="Started before.")] = None,
+    limit: Limit = 100,
+    cursor: Cursor = "",
+    everything: Everything = False,
+    as_json: AsJson = False,
+) -> None:
+    """Runs of every session and sessionless runs, newest first."""
+    labels = _label_filters(label or [])
+    after = parse_when(started_after, "--started-after")
+    before = parse_when(started_before, "--started-before")
+    with _service(url, token) as store:
+
+        def fetch(at: str) -> tuple[list[RunMeta], str]:
+            page = store.search_runs(
+                statuses=status or (),
+                agent_id=agent,
+                session_id=session,
+                parent_run_id=parent,
+                labels=labels,
+                started_after=after,
+                started_before=before,
+                cursor=at,
+                limit=limit,
+            )
+            return page.runs, page.next_cursor
+
+        _print(_pages(fetch, cursor, everything), as_json, run_json, _RUN_COLUMNS, _run_row)
+
+
+@runs_cli.command("show")
+def runs_show(
+    run_id: str, url: Url = DEFAULT_URL, token: Token = None, as_json: AsJson = False
+) -> None:
+    """A run's meta."""
+    with _service(url, token) as store:
+        run = store.load_run(run_id)
+    document = run_json(run)
+    if as_json:
+        sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+        return
+    table = Table(box=None, show_header=False)
+    for key, value in document.items():
+        table.add_row(key, _labels(value) if isinstance(value, dict) else str(value))
+    _console().print(table)
+
+
+@runs_cli.command("records")
+def runs_records(
+    run_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    limit: Limit = 100,
+    cursor: Cursor = "",
+    everything: Everything = False,
+    as_json: AsJson = False,
+) -> None:
+    """A run's records, oldest first (payloads cut to one line in the table)."""
+    with _service(url, token) as store:
+
+        def fetch(at: str) -> tuple[list[Record], str]:
+            page = store.list_run_records(run_id, cursor=at, limit=limit)
+            return page.records, page.next_cursor
+
+        def row(record: Record) -> list[str]:
+            payload = bytes(record.payload).decode("utf-8", "replace")
+            if len(payload) > _PAYLOAD_CHARS:
+                payload = payload[: _PAYLOAD_CHARS - 1] + "…"
+            return [record.id, record.type, record.event_key, _time(record.timestamp), payload]
+
+        _print(
+            _pages(fetch, cursor, everything),
+            as_json,
+            record_json,
+            ["ID", "TYPE", "EVENT KEY", "TIME", "PAYLOAD"],
+            row,
+        )
