@@ -300,6 +300,28 @@ class AsyncHttpStore:
                 return
             cursor = page.next_cursor
 
+    async def iter_sessions(self, *, limit: int = 100, **filters: Any) -> AsyncIterator[Session]:
+        """Every session ``list_sessions`` finds with these filters, page by page."""
+        cursor = ""
+        while True:
+            page = await self.list_sessions(cursor=cursor, limit=limit, **filters)
+            for session in page.sessions:
+                yield session
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    async def iter_runs(self, *, limit: int = 100, **filters: Any) -> AsyncIterator[RunMeta]:
+        """Every run ``search_runs`` finds with these filters, page by page."""
+        cursor = ""
+        while True:
+            page = await self.search_runs(cursor=cursor, limit=limit, **filters)
+            for run in page.runs:
+                yield run
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
     async def iter_session_run_records(
         self, session_id: str, *, limit: int = 100
     ) -> AsyncIterator[Record]:

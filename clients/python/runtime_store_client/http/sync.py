@@ -295,6 +295,26 @@ class HttpStore:
                 return
             cursor = page.next_cursor
 
+    def iter_sessions(self, *, limit: int = 100, **filters: Any) -> Iterator[Session]:
+        """Every session ``list_sessions`` finds with these filters, page by page."""
+        cursor = ""
+        while True:
+            page = self.list_sessions(cursor=cursor, limit=limit, **filters)
+            yield from page.sessions
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def iter_runs(self, *, limit: int = 100, **filters: Any) -> Iterator[RunMeta]:
+        """Every run ``search_runs`` finds with these filters, page by page."""
+        cursor = ""
+        while True:
+            page = self.search_runs(cursor=cursor, limit=limit, **filters)
+            yield from page.runs
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
     def iter_session_run_records(self, session_id: str, *, limit: int = 100) -> Iterator[Record]:
         """Every record of a session in commit order, page by page."""
         cursor = ""
