@@ -10,6 +10,7 @@ needs to compute the next record ID and session position. What ``SqlStore`` adds
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import Sequence
@@ -72,8 +73,8 @@ SELECT_MEMORY_BATCH = (
     "WHERE agent_id = %s AND run_id = %s AND idempotency_key = %s"
 )
 INSERT_MEMORY_BATCH = (
-    "INSERT INTO memory_batches (agent_id, run_id, idempotency_key, appended_at_ms) "
-    "VALUES (%s, %s, %s, %s)"
+    "INSERT INTO memory_batches (agent_id, run_id, idempotency_key, appended_at_ms, digest) "
+    "VALUES (%s, %s, %s, %s, %s)"
 )
 INSERT_MEMORY = (
     "INSERT INTO memory_events (agent_id, run_id, type, timestamp_ms, data, labels) "
@@ -278,10 +279,14 @@ class CeilingStore:
     ) -> None:
         """A fresh idempotency key, its lookup and row, then the events (as ``SqlStore``)."""
         key = uuid.uuid4().hex
+        if self._one(SELECT_TOMBSTONE, run_id) is not None:
+            self.conn.rollback()
+            raise RuntimeError(f"run {run_id!r} belonged to a purged session")
         if self._one(SELECT_MEMORY_BATCH, agent_id, run_id, key) is not None:
             self.conn.commit()
             return
-        self._execute(INSERT_MEMORY_BATCH, (agent_id, run_id, key, now_millis()))
+        digest = hashlib.sha256(repr(events).encode()).hexdigest()
+        self._execute(INSERT_MEMORY_BATCH, (agent_id, run_id, key, now_millis(), digest))
         for event in events:  # the benchmark sends one event per call: one INSERT, as SqlStore
             self._execute(
                 INSERT_MEMORY,
@@ -297,6 +302,9 @@ class CeilingStore:
         self.conn.commit()
 
     def load_memory(self, agent_id: str, run_id: str) -> int:
+        if self._one(SELECT_TOMBSTONE, run_id) is not None:
+            self.conn.rollback()
+            raise RuntimeError(f"run {run_id!r} belonged to a purged session")
         rows = self._execute(SELECT_MEMORY, (agent_id, run_id)).fetchall()
         self.conn.commit()
         return len(rows)
@@ -319,6 +327,11 @@ class CeilingStore:
         self._execute(
             "INSERT INTO run_tombstones (run_id, session_id) "
             "SELECT run_id, session_id FROM runs WHERE session_id = %s",
+            (session_id,),
+        )
+        self._execute(
+            "DELETE FROM run_labels WHERE run_id IN "
+            "(SELECT run_id FROM runs WHERE session_id = %s)",
             (session_id,),
         )
         self._execute("DELETE FROM runs WHERE session_id = %s", (session_id,))
@@ -359,6 +372,22 @@ class CeilingStore:
             "(SELECT run_id FROM run_tombstones WHERE session_id = %s)",
             (session_id,),
         )
+        self.conn.commit()
+        self._delete_purged_memory(session_id)
+
+    def _delete_purged_memory(self, session_id: str) -> None:
+        """The memory of the session's runs, in batches, then the accepted-batch keys."""
+        tombstoned = "SELECT run_id FROM run_tombstones WHERE session_id = %s"
+        while True:
+            deleted = self._execute(
+                "DELETE FROM memory_events WHERE id IN (SELECT memory_events.id FROM "
+                f"memory_events WHERE memory_events.run_id IN ({tombstoned}) LIMIT %s)",
+                (session_id, PURGE_BATCH),
+            ).rowcount
+            self.conn.commit()
+            if deleted < PURGE_BATCH:
+                break
+        self._execute(f"DELETE FROM memory_batches WHERE run_id IN ({tombstoned})", (session_id,))
         self.conn.commit()
 
     def _delete_runs_records(self, run_ids: list[str]) -> None:

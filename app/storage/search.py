@@ -16,10 +16,11 @@ and a row's position never changes: start and creation times are fixed).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import sqlalchemy as sa
 
@@ -59,38 +60,70 @@ def _time(value: datetime | None, what: str) -> int | None:
     return None if value is None else to_millis(value, what)
 
 
-def _range(column: sa.ColumnElement[int], after: int | None, before: int | None) -> list[Any]:
-    """Half-open: ``after`` <= t < ``before``."""
+_P = sa.bindparam
+
+
+def _range(column: sa.ColumnElement[int], after: bool, before: bool) -> list[Any]:
+    """Half-open: ``after`` <= t < ``before`` (bind parameters of those names)."""
     bounds: list[Any] = []
-    if after is not None:
-        bounds.append(column >= after)
-    if before is not None:
-        bounds.append(column < before)
+    if after:
+        bounds.append(column >= _P("after"))
+    if before:
+        bounds.append(column < _P("before"))
     return bounds
 
 
-def _keyset(
-    time: sa.ColumnElement[int], key: sa.ColumnElement[str], position: list[Any] | None
-) -> list[Any]:
-    """Rows after ``position`` in (time descending, key ascending) order."""
-    if position is None:
+def _keyset(time: sa.ColumnElement[int], key: sa.ColumnElement[str], positioned: bool) -> list[Any]:
+    """Rows after the position ``at_ms``/``at_key`` in (time descending, key ascending)."""
+    if not positioned:
         return []
-    at_ms, at_key = position
     # ``time <= t`` alone bounds the index range; the OR settles rows of the same time.
-    return [time <= at_ms, sa.or_(time < at_ms, key > at_key)]
+    return [time <= _P("at_ms"), sa.or_(time < _P("at_ms"), key > _P("at_key"))]
 
 
-def _merged(branches: list[sa.Select[Any]], order: list[str], limit: int) -> sa.Select[Any]:
+def _merged(branches: list[sa.Select[Any]], order: list[str]) -> sa.Select[Any]:
     """One status range per branch, each cut at ``limit``, merged in page order."""
-    cut = [branch.limit(limit) for branch in branches]
+    cut = [branch.limit(_P("limit")) for branch in branches]
     if len(cut) == 1:
         return cut[0]
     union = sa.union_all(*(sa.select(b.subquery()) for b in cut)).subquery("merged")
     columns = {"time": union.c[order[0]], "key": union.c[order[1]]}
-    return sa.select(union).order_by(columns["time"].desc(), columns["key"].asc()).limit(limit)
+    return (
+        sa.select(union).order_by(columns["time"].desc(), columns["key"].asc()).limit(_P("limit"))
+    )
+
+
+def _params(
+    position: list[Any] | None, after: int | None, before: int | None, limit: int
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"limit": limit}
+    if position is not None:
+        params["at_ms"], params["at_key"] = position
+    if after is not None:
+        params["after"] = after
+    if before is not None:
+        params["before"] = before
+    return params
 
 
 # --- sessions --------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _session_query(statuses: int, after: bool, before: bool, positioned: bool) -> sa.Select[Any]:
+    """The statement of one shape of ``list_sessions``, built once (values are bound)."""
+    c = sessions.c
+    conditions = [
+        *_range(c.created_at_ms, after, before),
+        *_keyset(c.created_at_ms, c.session_id, positioned),
+    ]
+    branches = [
+        sa.select(sessions)
+        .where(c.status == _P(f"status_{i}"), *conditions)
+        .order_by(c.created_at_ms.desc(), c.session_id.asc())
+        for i in range(statuses)
+    ]
+    return _merged(branches, ["created_at_ms", "session_id"])
 
 
 def list_sessions(
@@ -109,21 +142,12 @@ def list_sessions(
     binding = cursors.filters_digest([wanted, after_ms, before_ms])
     codec = ctx.cursors.codec()
     position = codec.open(cursors.SESSIONS, cursor, binding, 2) if cursor else None
-    c = sessions.c
-    conditions = [
-        *_range(c.created_at_ms, after_ms, before_ms),
-        *_keyset(c.created_at_ms, c.session_id, position),
-    ]
-    branches = [
-        sa.select(sessions)
-        .where(c.status == status, *conditions)
-        .order_by(c.created_at_ms.desc(), c.session_id.asc())
-        for status in wanted
-    ]
-    query = _merged(branches, ["created_at_ms", "session_id"], size + 1)
+    query = _session_query(len(wanted), after_ms is not None, before_ms is not None, bool(position))
+    params = _params(position, after_ms, before_ms, size + 1)
+    params.update({f"status_{i}": status for i, status in enumerate(wanted)})
 
     def operation(tx: Tx) -> SessionPage:
-        rows = tx.conn.execute(query).all()
+        rows = tx.conn.execute(query, params).all()
         page = [session_of(session_from_row(row)) for row in rows[:size]]
         next_cursor = ""
         if len(rows) > size:
@@ -194,70 +218,92 @@ def check_run_filters(
     )
 
 
-def _label_matches(key: str, value: str) -> Any:
-    """The run holds this label (a primary-key lookup in ``run_labels``); an alias, so it
-    never correlates with the ``run_labels`` range a label search is driven by."""
+@dataclass(frozen=True, slots=True)
+class _RunShape:
+    """What a ``search_runs`` statement looks like; its values are bound at execution."""
+
+    statuses: int
+    columns: tuple[str, ...]  # the equality filters given, of session, parent, agent
+    labels: int
+    after: bool
+    before: bool
+    positioned: bool
+
+
+_EQUALITY: Final = ("session_id", "parent_run_id", "agent_id")
+
+
+def _label_matches(index: int) -> Any:
+    """The run holds label ``index`` (a primary-key lookup in ``run_labels``); an alias,
+    so it never correlates with the ``run_labels`` range a label search is driven by."""
     other = run_labels.alias()
     return sa.exists().where(
         other.c.run_id == runs.c.run_id,
-        other.c.key == label_text(key),
-        other.c.value == label_text(value),
+        other.c.key == _P(f"label_key_{index}"),
+        other.c.value == _P(f"label_value_{index}"),
     )
 
 
-def _run_conditions(f: RunFilters, *, skip: str) -> list[Any]:
-    """The filters the driving range does not already apply."""
+@functools.lru_cache(maxsize=256)
+def _run_query(shape: _RunShape) -> sa.Select[Any]:
+    """The statement of one shape of ``search_runs``, built once."""
     c = runs.c
-    conditions: list[Any] = []
-    for name, column in (
-        ("session_id", c.session_id),
-        ("parent_run_id", c.parent_run_id),
-        ("agent_id", c.agent_id),
-    ):
-        wanted = getattr(f, name)
-        if wanted and name != skip:
-            conditions.append(column == wanted)
-    labels = sorted(f.labels.items())
-    if skip == "labels":
-        labels = labels[1:]
-    conditions.extend(_label_matches(key, value) for key, value in labels)
-    return conditions
-
-
-def _run_query(f: RunFilters, position: list[Any] | None, limit: int) -> sa.Select[Any]:
-    c = runs.c
-    order = ["started_at_ms", "run_id"]
-    if f.labels:  # drive from the first label's range in run_labels, same order
-        key, value = sorted(f.labels.items())[0]
+    equal = [c[name] == _P(name) for name in shape.columns]
+    if shape.labels:  # drive from the first label's range in run_labels, same order
         rl = run_labels.c
-        query = (
+        return (
             sa.select(runs)
             .join(run_labels, rl.run_id == c.run_id)
             .where(
-                rl.key == label_text(key),
-                rl.value == label_text(value),
-                c.status.in_(f.statuses),
-                *_range(rl.started_at_ms, f.after_ms, f.before_ms),
-                *_keyset(rl.started_at_ms, rl.run_id, position),
-                *_run_conditions(f, skip="labels"),
+                rl.key == _P("label_key_0"),
+                rl.value == _P("label_value_0"),
+                c.status.in_(_P("statuses", expanding=True)),
+                *_range(rl.started_at_ms, shape.after, shape.before),
+                *_keyset(rl.started_at_ms, rl.run_id, shape.positioned),
+                *equal,
+                *(_label_matches(i) for i in range(1, shape.labels)),
             )
             .order_by(rl.started_at_ms.desc(), rl.run_id.asc())
+            .limit(_P("limit"))
         )
-        return query.limit(limit)
     # The first of session, parent, agent given (or none) heads the index each status
-    # branch ranges over; its equality is among the conditions.
+    # branch ranges over.
     conditions = [
-        *_range(c.started_at_ms, f.after_ms, f.before_ms),
-        *_keyset(c.started_at_ms, c.run_id, position),
-        *_run_conditions(f, skip=""),
+        *_range(c.started_at_ms, shape.after, shape.before),
+        *_keyset(c.started_at_ms, c.run_id, shape.positioned),
+        *equal,
     ]
     branches = [
         sa.select(runs)
-        .where(c.status == status, *conditions)
+        .where(c.status == _P(f"status_{i}"), *conditions)
         .order_by(c.started_at_ms.desc(), c.run_id.asc())
-        for status in f.statuses
+        for i in range(shape.statuses)
     ]
-    return _merged(branches, order, limit)
+    return _merged(branches, ["started_at_ms", "run_id"])
+
+
+def _run_statement(
+    f: RunFilters, position: list[Any] | None, limit: int
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    columns = tuple(name for name in _EQUALITY if getattr(f, name))
+    shape = _RunShape(
+        statuses=len(f.statuses),
+        columns=columns,
+        labels=len(f.labels),
+        after=f.after_ms is not None,
+        before=f.before_ms is not None,
+        positioned=position is not None,
+    )
+    params = _params(position, f.after_ms, f.before_ms, limit)
+    params.update({name: getattr(f, name) for name in columns})
+    for i, (key, value) in enumerate(sorted(f.labels.items())):
+        params[f"label_key_{i}"] = label_text(key)
+        params[f"label_value_{i}"] = label_text(value)
+    if f.labels:
+        params["statuses"] = f.statuses
+    else:
+        params.update({f"status_{i}": status for i, status in enumerate(f.statuses)})
+    return _run_query(shape), params
 
 
 def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> RunPage:
@@ -266,10 +312,10 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
     binding = filters.digest()
     codec = ctx.cursors.codec()
     position = codec.open(cursors.RUNS, cursor, binding, 2) if cursor else None
-    query = _run_query(filters, position, size + 1)
+    query, params = _run_statement(filters, position, size + 1)
 
     def operation(tx: Tx) -> RunPage:
-        rows = tx.conn.execute(query).all()
+        rows = tx.conn.execute(query, params).all()
         page = [run_meta(run_from_row(row)) for row in rows[:size]]
         next_cursor = ""
         if len(rows) > size:
