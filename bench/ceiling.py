@@ -58,16 +58,23 @@ UPDATE_RUN = (
     "record_count = %s, cancellation_key = %s, suspension_key = %s, terminal_key = %s "
     "WHERE run_id = %s"
 )
-UPDATE_SESSION = (
-    "UPDATE sessions SET status = %s, ended_at_ms = %s, record_count = %s WHERE session_id = %s"
-)
 INSERT_RECORD = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
-#: ``Tx._flush_fused``: the run's and the session's updates as data-modifying CTEs of the
-#: record's insert, one statement.
-FUSED_APPEND = (
-    f"WITH u_run AS ({UPDATE_RUN}), u_session AS ({UPDATE_SESSION}) "
-    f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
-)
+UPDATE_RUN_COUNT = "UPDATE runs SET record_count = %s WHERE run_id = %s"
+UPDATE_SESSION_COUNT = "UPDATE sessions SET record_count = %s WHERE session_id = %s"
+
+
+def _fused(run_update: str) -> str:
+    """``PostgresDialect._flush_fused``: the run's and the session's updates as
+    data-modifying CTEs of the record's insert, one statement."""
+    return (
+        f"WITH u_run AS ({run_update}), u_session AS ({UPDATE_SESSION_COUNT}) "
+        f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
+    )
+
+
+#: An append moves the counters only; a terminal write also changes the run's state.
+FUSED_APPEND = _fused(UPDATE_RUN_COUNT)
+FUSED_TERMINAL = _fused(UPDATE_RUN)
 SELECT_MEMORY_BATCH = (
     "SELECT idempotency_key FROM memory_batches "
     "WHERE agent_id = %s AND run_id = %s AND idempotency_key = %s"
@@ -202,9 +209,7 @@ class CeilingStore:
             ),
         )
         position = session[_S_COUNT] + 1
-        self._execute(
-            UPDATE_SESSION, (session[_S_STATUS], session[_S_ENDED], position, run.session_id)
-        )
+        self._execute(UPDATE_SESSION_COUNT, (position, run.session_id))
         self._insert_record(started, 1, position)
         self.conn.commit()
         return "1"
@@ -222,19 +227,21 @@ class CeilingStore:
             return str(run[_R_STORED_SEQ])
         seq = run[_R_COUNT] + 1
         position = session[_S_COUNT] + 1
-        run_values = (
-            status or run[_R_STATUS],
-            now_millis() if status else run[7],
-            run[_R_REASON],
-            seq,
-            run[_R_CANCEL_KEY],
-            run[_R_SUSPEND_KEY],
-            record.event_key if status else run[_R_TERMINAL_KEY],
-            run_id,
-        )
-        session_values = (session[_S_STATUS], session[_S_ENDED], position, session[0])
+        run_values: tuple[Any, ...] = (seq, run_id)
+        if status:
+            run_values = (
+                status,
+                now_millis(),
+                run[_R_REASON],
+                seq,
+                run[_R_CANCEL_KEY],
+                run[_R_SUSPEND_KEY],
+                record.event_key,
+                run_id,
+            )
+        session_values = (position, session[0])
         self._execute(
-            FUSED_APPEND,
+            FUSED_TERMINAL if status else FUSED_APPEND,
             (*run_values, *session_values, *self._record_values(record, seq, position)),
         )
         self.conn.commit()

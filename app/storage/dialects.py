@@ -81,10 +81,12 @@ class Dialect(abc.ABC):
                 conn.execute(st.INSERT_RUN_LABELS, labels)
         for run in tx.runs.values():
             if run.dirty and not run.is_new:
-                conn.execute(st.UPDATE_RUN, _run_update(run))
+                update = st.UPDATE_RUN if run.state_changed else st.UPDATE_RUN_COUNT
+                conn.execute(update, _run_update(run))
         for session in tx.sessions.values():
             if session.dirty:
-                conn.execute(st.UPDATE_SESSION, _session_update(session))
+                update = st.UPDATE_SESSION if session.state_changed else st.UPDATE_SESSION_COUNT
+                conn.execute(update, _session_update(session))
         if tx.checkpoints:
             conn.execute(st.INSERT_CHECKPOINT, tx.checkpoints)
         if tx.records:
@@ -97,13 +99,14 @@ class Dialect(abc.ABC):
 
 
 def _run_update(run: RunState) -> dict[str, Any]:
-    params = values_of(run, RUN_MUTABLE, st.RUN)
+    params = values_of(run, RUN_MUTABLE if run.state_changed else st.COUNTED, st.RUN)
     params[st.KEY + "run_id"] = run.run_id
     return params
 
 
 def _session_update(session: SessionState) -> dict[str, Any]:
-    params = values_of(session, SESSION_MUTABLE, st.SESSION)
+    names = SESSION_MUTABLE if session.state_changed else st.COUNTED
+    params = values_of(session, names, st.SESSION)
     params[st.KEY + "session_id"] = session.session_id
     return params
 
@@ -186,13 +189,14 @@ class PostgresDialect(Dialect):
         dirty_sessions = [session for session in tx.sessions.values() if session.dirty]
         if len(dirty_runs) != 1 or dirty_runs[0].is_new or len(dirty_sessions) > 1:
             return False
+        run = dirty_runs[0]
         params = {st.RECORD + name: value for name, value in tx.records[0].items()}
-        params.update(_run_update(dirty_runs[0]))
-        if not dirty_sessions:
-            st.FUSED_APPEND_SESSIONLESS.execute(tx.conn, params)
-            return True
-        params.update(_session_update(dirty_sessions[0]))
-        st.FUSED_APPEND.execute(tx.conn, params)
+        params.update(_run_update(run))
+        session_kind: bool | None = None
+        if dirty_sessions:
+            session_kind = dirty_sessions[0].state_changed
+            params.update(_session_update(dirty_sessions[0]))
+        st.FUSED_APPENDS[(run.state_changed, session_kind)].execute(tx.conn, params)
         return True
 
 

@@ -45,6 +45,9 @@ class SessionState:
     purged_at_ms: int | None
     record_count: int
     dirty: bool = False
+    #: A column other than the counter changed (else the flush updates ``record_count`` only:
+    #: SQLite rewrites the index entries of every column an UPDATE sets, changed or not).
+    state_changed: bool = False
 
     @property
     def purged(self) -> bool:
@@ -81,6 +84,8 @@ class RunState:
     successor_run_id: str = ""
     is_new: bool = False
     dirty: bool = False
+    #: A column other than ``record_count`` changed (see ``SessionState.state_changed``).
+    state_changed: bool = False
 
     @property
     def terminal(self) -> bool:

@@ -96,9 +96,7 @@ def end_session(ctx: Context, session_id: str, ended_at: datetime) -> Session:
         if session.purged:
             raise purged_error(session_id)
         if session.status is SessionRowStatus.ACTIVE:
-            session.status = SessionRowStatus.ENDED
-            session.ended_at_ms = ended_ms
-            tx.mark_session(session)
+            tx.change_session(session, status=SessionRowStatus.ENDED, ended_at_ms=ended_ms)
         return session_of(session)
 
     return ctx.uow.write(operation)

@@ -75,19 +75,41 @@ UPDATE_SESSION: Final = (
     .where(sessions.c.session_id == _P(KEY + "session_id"))
     .values({name: _P(SESSION + name) for name in SESSION_MUTABLE})
 )
+#: The counter alone: an append changes nothing else, and an UPDATE that sets an indexed
+#: column (the status) makes SQLite rewrite that column's index entries even when unchanged.
+COUNTED: Final = ("record_count",)
+UPDATE_RUN_COUNT: Final = (
+    runs.update()
+    .where(runs.c.run_id == _P(KEY + "run_id"))
+    .values({name: _P(RUN + name) for name in COUNTED})
+)
+UPDATE_SESSION_COUNT: Final = (
+    sessions.update()
+    .where(sessions.c.session_id == _P(KEY + "session_id"))
+    .values({name: _P(SESSION + name) for name in COUNTED})
+)
 
 
-def _fused_append(*, sessionful: bool) -> DriverStatement:
+def _fused_append(run_update: sa.Update, session_update: sa.Update | None) -> DriverStatement:
     """PostgreSQL only: the run's update, the session's update and the record's insert as
     one statement (data-modifying CTEs), one round trip instead of three."""
-    ctes = [UPDATE_RUN.cte("u_run")]
-    if sessionful:
-        ctes.append(UPDATE_SESSION.cte("u_session"))
+    ctes = [run_update.cte("u_run")]
+    if session_update is not None:
+        ctes.append(session_update.cte("u_session"))
     columns = ("seq", "session_seq", *NEW_RECORD_FIELDS)
     return DriverStatement(
         run_records.insert().values({name: _P(RECORD + name) for name in columns}).add_cte(*ctes)
     )
 
 
-FUSED_APPEND: Final = _fused_append(sessionful=True)
-FUSED_APPEND_SESSIONLESS: Final = _fused_append(sessionful=False)
+#: The fused appends by (run state changed, session: None / state changed / counter only).
+FUSED_APPENDS: Final = {
+    (run_changed, session_kind): _fused_append(
+        UPDATE_RUN if run_changed else UPDATE_RUN_COUNT,
+        None
+        if session_kind is None
+        else (UPDATE_SESSION if session_kind else UPDATE_SESSION_COUNT),
+    )
+    for run_changed in (False, True)
+    for session_kind in (None, False, True)
+}

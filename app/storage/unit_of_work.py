@@ -128,8 +128,16 @@ class Tx:
         return session
 
     def mark_session(self, session: SessionState) -> None:
+        """The session's record counter moved."""
         session.dirty = True
         self.sessions[session.session_id] = session
+
+    def change_session(self, session: SessionState, **changes: Any) -> None:
+        """A state change of the session (its status, its end)."""
+        for name, value in changes.items():
+            setattr(session, name, value)
+        session.state_changed = True
+        self.mark_session(session)
 
     # --- runs -------------------------------------------------------------------------
 
@@ -207,6 +215,7 @@ class Tx:
             setattr(run, name, value)
         run.updated_at_ms = self.now_ms
         run.dirty = True
+        run.state_changed = True
 
     # --- records and checkpoints ------------------------------------------------------
 
