@@ -60,6 +60,11 @@ UPDATE_RUN = (
 )
 INSERT_RECORD = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
 UPDATE_RUN_COUNT = "UPDATE runs SET record_count = %s WHERE run_id = %s"
+#: ``batch._prefetch``: the stored records under a batch's keys, one statement.
+SELECT_RECORDS_BY_KEYS = (
+    f"SELECT {_RECORD_COLUMNS} FROM run_records WHERE run_id = %s AND event_key = ANY(%s)"
+)
+INSERT_RECORD_ROW = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
 UPDATE_SESSION_COUNT = "UPDATE sessions SET record_count = %s WHERE session_id = %s"
 
 
@@ -249,6 +254,33 @@ class CeilingStore:
 
     def append_run_record(self, record: Record) -> str:
         return self._write_record(record.run_id, record)
+
+    def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[str]:
+        """``SqlStore.append_run_records`` of new records: lock through the run, the run,
+        the stored records under the keys (none), the counters, the records."""
+        session = self._one(LOCK_SESSION_OF_RUN, run_id)
+        run = self._one(SELECT_RUN, run_id)
+        if session is None or run is None:
+            self.conn.rollback()
+            raise RuntimeError(f"run {run_id!r} has no live session")
+        keys = [record.event_key for record in records]
+        if self._execute(SELECT_RECORDS_BY_KEYS, (run_id, keys)).fetchall():
+            self.conn.rollback()
+            raise RuntimeError("the ceiling appends new records only")
+        first_seq, first_position = run[_R_COUNT] + 1, session[_S_COUNT] + 1
+        last = len(records) - 1
+        self._execute(UPDATE_RUN_COUNT, (first_seq + last, run_id))
+        self._execute(UPDATE_SESSION_COUNT, (first_position + last, session[0]))
+        rows = [
+            self._record_values(record, first_seq + n, first_position + n)
+            for n, record in enumerate(records)
+        ]
+        with self.conn.cursor() as cursor:
+            cursor.executemany(INSERT_RECORD_ROW, rows)
+        if self.trace is not None:
+            self.trace.append(INSERT_RECORD_ROW)
+        self.conn.commit()
+        return [str(first_seq + n) for n in range(len(records))]
 
     def record_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> str:
         return self._write_record(run_id, record, status.value)

@@ -167,6 +167,21 @@ def appends(cell: Cell) -> CallFactory:
     return lambda worker, i: Call("append_run_record", (ordinary(runs[worker], f"e{i}"),))
 
 
+BATCH = 16
+
+
+def batch_appends(cell: Cell) -> CallFactory:
+    """Every call appends 16 new 1 KB records to the worker's own running run (11.2)."""
+    runs = _worker_runs(cell)
+
+    def call(worker: int, i: int) -> Call:
+        run = runs[worker]
+        records = [ordinary(run, f"b{i}-{n}") for n in range(BATCH)]
+        return Call("append_run_records", (run.run_id, records))
+
+    return call
+
+
 def retried_appends(cell: Cell) -> CallFactory:
     """Every call resends a record already stored: an exact retry (``inserted = false``)."""
     stored = [ordinary(run, "once") for run in _worker_runs(cell)]
@@ -264,6 +279,7 @@ WORKLOADS: tuple[tuple[str, Prepare], ...] = (
     ("start_root_run", start_root_runs),
     ("append_run_record", appends),
     ("append_run_record (exact retry)", retried_appends),
+    ("append_run_records (16 per call)", batch_appends),
     ("record_run_terminal", terminals),
     ("list_run_records", run_pages),
     ("list_session_run_records", session_pages),

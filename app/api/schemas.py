@@ -322,6 +322,22 @@ class AppendRecordRequest(WireModel):
     record: RecordBody
 
 
+class AppendRecordsRequest(WireModel):
+    records: list[RecordBody] = Field(
+        description="1 to 1,000 ordinary records of the path's run, stored in this order."
+    )
+
+
+class AppendResultsBody(WireModel):
+    """One result per record of a batch, in input order."""
+
+    results: list[AppendResultBody]
+
+    @classmethod
+    def of(cls, results: list[AppendResult]) -> Self:
+        return cls.model_construct(results=[AppendResultBody.of(r) for r in results])
+
+
 class CancellationRequest(WireModel):
     reason: str = Field(examples=[CancellationReason.USER_REQUESTED.value])
     record: RecordBody = Field(description="The runtime.cancellation_intent record.")

@@ -51,6 +51,11 @@ LOCK_RUN_AND_RECORD: Final = _RUN_AND_RECORD.with_for_update(of=runs)
 SELECT_RECORD: Final = sa.select(*PREFIXED_RECORD_COLUMNS).where(
     run_records.c.run_id == _P("run_id"), run_records.c.event_key == _P("event_key")
 )
+#: The stored records of a run under a list of keys (a batch's append check, one read).
+SELECT_RECORDS_BY_KEYS: Final = sa.select(*PREFIXED_RECORD_COLUMNS).where(
+    run_records.c.run_id == _P("run_id"),
+    run_records.c.event_key.in_(_P("event_keys", expanding=True)),
+)
 SELECT_CHECKPOINT: Final = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.data).where(
     checkpoints.c.run_id == _P("run_id")
 )

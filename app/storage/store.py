@@ -38,7 +38,7 @@ from runtime_store_client import (
     Snapshot,
 )
 
-from . import lifecycle, memory, purge, records, runs, search, sessions, starts
+from . import batch, lifecycle, memory, purge, records, runs, search, sessions, starts
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
@@ -97,6 +97,10 @@ class SqlStore:
     def append_run_record(self, record: Record) -> AppendResult:
         """Append an ordinary record to a running run (3.7)."""
         return records.append_run_record(self._ctx, record)
+
+    def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
+        """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""
+        return batch.append_run_records(self._ctx, run_id, records)
 
     def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> Page:
         """A page of one run's records, oldest first (section 4)."""

@@ -12,7 +12,9 @@ from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import (
     AppendRecordRequest,
+    AppendRecordsRequest,
     AppendResultBody,
+    AppendResultsBody,
     CancellationRequest,
     CheckpointBody,
     ChildRunStartRequest,
@@ -278,6 +280,27 @@ async def append_run_record(
     return respond(
         AppendResultBody.of(await offload(store.append_run_record, body.record.contract()))
     )
+
+
+@router.post(
+    "/{run_id}/records/batch",
+    dependencies=[WRITE],
+    response_model=AppendResultsBody,
+    operation_id="append-run-records",
+    summary="Append a batch of records",
+    tags=["records"],
+    responses=problems(*_WRITE_PROBLEMS, RunNotActiveError),
+)
+async def append_run_records(
+    run_id: RunIdPath, body: AppendRecordsRequest, store: StoreDep, offload: OffloadDep
+) -> Response:
+    """Append 1 to 1,000 ordinary records of the run in one transaction, in the given
+    order, each through the same checks as a single append: an exact retry returns its
+    original ID (`inserted = false`), a key repeated inside the batch is a retry of its
+    first occurrence when the content is the same, else `event_conflict`. If any record
+    fails nothing is written, and the problem names that record in `event_key`."""
+    records = [item.contract() for item in body.records]
+    return respond(AppendResultsBody.of(await offload(store.append_run_records, run_id, records)))
 
 
 @router.post(

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from .._generated.api.memory import append_memory_events, load_memory
 from .._generated.api.records import (
     append_run_record,
+    append_run_records,
     list_run_records,
     list_session_run_records,
     load_transcript,
@@ -46,6 +47,7 @@ from .._generated.client import AuthenticatedClient, Client
 from .._generated.models import (
     AppendMemoryRequest,
     AppendRecordRequest,
+    AppendRecordsRequest,
     CancellationRequest,
     ChildRunStartRequest,
     CreateSessionRequest,
@@ -155,6 +157,19 @@ def append(record: Record) -> Call[AppendResult]:
         append_run_record,
         {"run_id": c.path_id(record.run_id, "record.run_id"), "body": body},
         c.append_result,
+    )
+
+
+def append_batch(run_id: str, records: Sequence[Record]) -> Call[list[AppendResult]]:
+    if isinstance(records, Record | str | bytes) or not isinstance(records, Sequence):
+        raise InvalidArgumentError("records must be a list of records")
+    body = AppendRecordsRequest(
+        records=[c.record_body(record, f"records[{i}]") for i, record in enumerate(records)]
+    )
+    return Call(
+        append_run_records,
+        {"run_id": c.path_id(run_id, "run_id"), "body": body},
+        c.append_results,
     )
 
 

@@ -16,6 +16,7 @@ import httpx
 
 from .._generated.models import (
     AppendResultBody,
+    AppendResultsBody,
     CheckpointBody,
     ChildRunStartResultBody,
     MemoryEventBody,
@@ -207,6 +208,10 @@ def append_result(body: AppendResultBody) -> AppendResult:
         inserted=body.inserted,
         session_status=None if status is None else SessionStatus(status.value),
     )
+
+
+def append_results(body: AppendResultsBody) -> list[AppendResult]:
+    return [append_result(item) for item in body.results]
 
 
 def _optional_append(body: AppendResultBody | None) -> AppendResult | None:

@@ -143,6 +143,12 @@ class AsyncHttpStore:
         """Append an ordinary record (3.7)."""
         return await self._run(calls.append(record))
 
+    async def append_run_records(
+        self, run_id: str, records: Sequence[Record]
+    ) -> list[AppendResult]:
+        """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""
+        return await self._run(calls.append_batch(run_id, records))
+
     async def record_run_cancellation(
         self, run_id: str, reason: str, record: Record
     ) -> AppendResult:

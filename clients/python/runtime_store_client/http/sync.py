@@ -147,6 +147,10 @@ class HttpStore:
         """Append an ordinary record (3.7)."""
         return self._run(calls.append(record))
 
+    def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
+        """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""
+        return self._run(calls.append_batch(run_id, records))
+
     def record_run_cancellation(self, run_id: str, reason: str, record: Record) -> AppendResult:
         """Store the first cancellation reason (3.8)."""
         return self._run(calls.cancellation(run_id, reason, record))

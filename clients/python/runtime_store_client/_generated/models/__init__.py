@@ -2,7 +2,9 @@
 
 from .append_memory_request import AppendMemoryRequest
 from .append_record_request import AppendRecordRequest
+from .append_records_request import AppendRecordsRequest
 from .append_result_body import AppendResultBody
+from .append_results_body import AppendResultsBody
 from .cache_checkpoint_part_body import CacheCheckpointPartBody
 from .cancellation_request import CancellationRequest
 from .checkpoint_body import CheckpointBody
@@ -62,7 +64,9 @@ from .transcript_violation_body import TranscriptViolationBody
 __all__ = (
     "AppendMemoryRequest",
     "AppendRecordRequest",
+    "AppendRecordsRequest",
     "AppendResultBody",
+    "AppendResultsBody",
     "CacheCheckpointPartBody",
     "CancellationRequest",
     "CheckpointBody",

@@ -1,0 +1,118 @@
+"""Batch append (CONTRACT.md 11.2): up to 1,000 ordinary records of one run, one transaction.
+
+Every record goes through the same checks as ``append_run_record`` (validation, owner,
+purge, the append check against the stored records, ``run_not_active`` on a finished run),
+in the given order; the stored records under the batch's keys are read with one statement.
+A key repeated inside the batch is an exact retry of its first occurrence when the content
+is the same, else ``event_conflict``. The first record that fails fails the whole batch, and
+the problem names it (``event_key``); nothing is written. Results are in input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from app.domain import validation as v
+from runtime_store_client import (
+    AppendResult,
+    EventConflictError,
+    InvalidArgumentError,
+    Record,
+    RunNotActiveError,
+    StoreError,
+)
+
+from . import statements as st
+from .append_check import check_append, insert, result
+from .context import Context
+from .rows import StoredRecord, stored_record_from_row
+from .unit_of_work import Tx
+
+#: CONTRACT.md 11.2: 1 to 1,000 records per batch.
+MAX_BATCH: Final = 1000
+
+
+def _named(exc: StoreError, event_key: str) -> StoreError:
+    """The error of one record of the batch, naming that record."""
+    if not exc.event_key:
+        exc.event_key = event_key
+    return exc
+
+
+def _check_input(ctx: Context, run_id: str, records: Sequence[Record]) -> list[v.NewRecord]:
+    v.require_id(run_id, "run_id")
+    ctx.limits.check_id(run_id, "run_id")
+    if isinstance(records, Record | str | bytes) or not isinstance(records, Sequence):
+        raise InvalidArgumentError("records must be a list of records")
+    if not 1 <= len(records) <= MAX_BATCH:
+        raise InvalidArgumentError(
+            f"a batch holds 1 to {MAX_BATCH} records, not {len(records)}", run_id=run_id
+        )
+    checked: list[v.NewRecord] = []
+    for index, record in enumerate(records):
+        key = getattr(record, "event_key", "")
+        try:
+            ctx.limits.check_record(record)
+            rec = v.check_ordinary_record(record)
+        except StoreError as exc:
+            exc.message = f"records[{index}]: {exc.message}"
+            raise _named(exc, key if isinstance(key, str) else "") from None
+        if rec.run_id != run_id:
+            raise InvalidArgumentError(
+                f"records[{index}] belongs to run {rec.run_id!r}, not {run_id!r}",
+                run_id=run_id,
+                event_key=rec.event_key,
+            )
+        checked.append(rec)
+    return checked
+
+
+def _prefetch(tx: Tx, run_id: str, keys: list[str]) -> None:
+    """The stored records under the batch's keys, one statement (the append check reads
+    them from ``tx.prefetched``)."""
+    found: dict[str, StoredRecord | None] = dict.fromkeys(keys)
+    rows = tx.conn.execute(st.SELECT_RECORDS_BY_KEYS, {"run_id": run_id, "event_keys": keys})
+    for row in rows:
+        found[row.rec_event_key] = stored_record_from_row(row)
+    for key, stored in found.items():
+        tx.prefetched[(run_id, key)] = stored
+
+
+def append_run_records(ctx: Context, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
+    """Append a batch of ordinary records to one run, all or nothing (11.2)."""
+    checked = _check_input(ctx, run_id, records)
+
+    def operation(tx: Tx) -> list[AppendResult]:
+        run, session = tx.open_run(run_id)
+        _prefetch(tx, run_id, list(dict.fromkeys(rec.event_key for rec in checked)))
+        results: list[AppendResult] = []
+        first: dict[str, tuple[v.NewRecord, AppendResult]] = {}
+        for rec in checked:
+            earlier = first.get(rec.event_key)
+            if earlier is not None:
+                if earlier[0] != rec:
+                    raise EventConflictError(
+                        f"event {rec.event_key!r} appears twice in the batch with other content",
+                        run_id=run_id,
+                        event_key=rec.event_key,
+                    )
+                results.append(result(earlier[1].id, inserted=False, session=session))
+                continue
+            try:
+                stored = check_append(tx, run, rec)
+            except StoreError as exc:
+                raise _named(exc, rec.event_key) from None
+            if stored is not None:
+                outcome = result(stored, inserted=False, session=session)
+            elif run.terminal:
+                raise RunNotActiveError(
+                    f"run {run_id!r} is {run.status.value}", run_id=run_id, event_key=rec.event_key
+                )
+            else:
+                outcome = insert(tx, run, rec, session)
+            first[rec.event_key] = (rec, outcome)
+            results.append(outcome)
+        return results
+
+    return ctx.uow.write(operation)
