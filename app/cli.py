@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,7 @@ from app.settings import Settings
 from app.storage.engine import create_engine
 from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
 from app.storage.tokens import Tokens
+from runtime_store_client import StoreError
 
 cli = typer.Typer(help="runtime-store: the durable runtime-state owner for agent runtimes.")
 db = typer.Typer(help="Database schema administration.")
@@ -27,6 +29,17 @@ cli.add_typer(runs_cli, name="runs")
 
 def _database_url(url: str | None) -> str:
     return url or Settings().database_url
+
+
+def _missing_sqlite_file(url: str) -> str | None:
+    """The path of a SQLite URL's file when it does not exist (connecting would create it)."""
+    from app.storage.engine import normalize_url
+
+    parsed = normalize_url(url)
+    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if file in (None, "", ":memory:") or Path(str(file)).is_file():
+        return None
+    return str(file)
 
 
 @db.command("upgrade")
@@ -50,8 +63,13 @@ def db_check(
         None, help="Database URL (default: RUNTIME_STORE_DATABASE_URL or the SQLite file)."
     ),
 ) -> None:
-    """Exit non-zero when the schema is not at head."""
-    ok, current, head = schema_is_current(_database_url(database_url))
+    """Exit non-zero when the schema is not at head (a missing SQLite file is not created)."""
+    url = _database_url(database_url)
+    missing = _missing_sqlite_file(url)
+    if missing:
+        typer.echo(f"no SQLite database at {missing}: run `runtime-store db upgrade`", err=True)
+        raise typer.Exit(1)
+    ok, current, head = schema_is_current(url)
     if ok:
         typer.echo(f"schema at head ({head})")
         return
@@ -124,9 +142,9 @@ def db_verify(
 
     url = normalize_url(_database_url(database_url))
     # Exit 2 when there is nothing to judge, distinct from 1, "violations found".
-    file = url.database if url.get_backend_name() == "sqlite" else None
-    if file not in (None, "", ":memory:") and not Path(str(file)).is_file():
-        typer.echo(f"cannot verify: no SQLite database at {file}", err=True)
+    missing = _missing_sqlite_file(str(url.render_as_string(hide_password=False)))
+    if missing:
+        typer.echo(f"cannot verify: no SQLite database at {missing}", err=True)
         raise typer.Exit(2)
     engine = create_engine(url)
     try:
@@ -153,7 +171,11 @@ def openapi(
         "openapi.yaml"
     ),
 ) -> None:
-    """Export the app's OpenAPI document as YAML (the committed openapi.yaml)."""
+    """Export the app's OpenAPI document as YAML (the committed openapi.yaml); ``-`` writes
+    it to standard output."""
+    if str(output) == "-":
+        sys.stdout.write(openapi_yaml())
+        return
     output.write_text(openapi_yaml())
     typer.echo(f"wrote {output}")
 
@@ -265,5 +287,28 @@ def serve(
         serve_one_socket(config)
 
 
+#: Exit status of a command that could not reach or use its database.
+EXIT_DATABASE = 2
+
+
 def main() -> None:
-    cli()
+    """The ``runtime-store`` command: every failure to use the database is one line on
+    stderr and exit 2, never a traceback (the operator commands have their own codes)."""
+    from app.storage.engine import DatabaseError, database_errors
+
+    try:
+        with database_errors():
+            cli()
+    except DatabaseError as exc:
+        typer.echo(f"error: the database cannot be used: {exc}", err=True)
+        raise SystemExit(EXIT_DATABASE) from None
+    except StoreError as exc:  # e.g. ``unavailable`` from the token store's retries
+        typer.echo(f"error: {exc.code}: {exc.message}", err=True)
+        raise SystemExit(EXIT_DATABASE) from None
+    except ModuleNotFoundError as exc:
+        typer.echo(
+            f"error: the database URL needs the driver {exc.name!r}, which is not installed "
+            "(runtime-store speaks sqlite:/// and postgresql://)",
+            err=True,
+        )
+        raise SystemExit(EXIT_DATABASE) from None

@@ -74,15 +74,21 @@ class Tokens:
         ]
 
     def revoke(self, name: str) -> None:
-        def operation(tx: Tx) -> int:
-            return tx.conn.execute(
-                api_tokens.update()
-                .where(api_tokens.c.name == name)
-                .values(revoked_at_ms=sa.func.coalesce(api_tokens.c.revoked_at_ms, tx.now_ms))
-            ).rowcount
+        """Revoke an active token; an unknown or already revoked name is a ``TokenError``."""
 
-        if not self._uow.write(operation):
-            raise TokenError(f"no token named {name!r}")
+        def operation(tx: Tx) -> None:
+            row = tx.conn.execute(
+                sa.select(api_tokens.c.revoked_at_ms).where(api_tokens.c.name == name)
+            ).first()
+            if row is None:
+                raise TokenError(f"no token named {name!r}")
+            if row.revoked_at_ms is not None:
+                raise TokenError(f"token {name!r} was already revoked")
+            tx.conn.execute(
+                api_tokens.update().where(api_tokens.c.name == name).values(revoked_at_ms=tx.now_ms)
+            )
+
+        self._uow.write(operation)
 
     def any_configured(self) -> bool:
         """Whether any token was ever created (revoked ones count: auth stays on).

@@ -1,0 +1,103 @@
+"""Issue 19, item 1: a database the command cannot use is one line and exit 2, never a
+traceback. Each case runs the real ``runtime-store`` command in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (["db", "check", "--database-url", UNREACHABLE], {}, "Connection refused"),
+        (["db", "check", "--database-url", "mysql://x"], {}, "driver 'MySQLdb'"),
+        (["db", "check", "--database-url", "foo://x"], {}, "Can't load plugin"),
+        (
+            ["db", "upgrade", "--database-url", "sqlite:////nonexist/dir/x.db"],
+            {},
+            "unable to open database file",
+        ),
+        (["tokens", "list"], {"RUNTIME_STORE_DATABASE_URL": UNREACHABLE}, "unavailable"),
+        (
+            ["serve", "--port", "1"],
+            {"RUNTIME_STORE_DATABASE_URL": UNREACHABLE},
+            "Connection refused",
+        ),
+    ],
+    ids=["unreachable", "mysql", "unknown-scheme", "no-directory", "tokens", "serve"],
+)
+def test_an_unusable_database_is_one_line_and_exit_2(
+    args: list[str], env: dict[str, str], says: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    assert says in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_db_check_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> None:
+    missing = tmp_path / "none.db"
+    done = _run("db", "check", "--database-url", f"sqlite:///{missing}")
+    assert done.returncode == 1
+    assert "runtime-store db upgrade" in done.stderr
+    assert not missing.exists()
+
+
+def test_openapi_to_standard_output_with_a_dash(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "openapi", "--output", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("openapi: 3.1.0")
+    assert not (tmp_path / "-").exists()
+
+
+def test_revoking_an_unknown_or_revoked_token_is_an_error(tmp_path: Path) -> None:
+    env = {
+        "RUNTIME_STORE_DATABASE_URL": f"sqlite:///{tmp_path / 'tokens.db'}",
+        "RUNTIME_STORE_TOKEN_KEY": "k" * 32,
+    }
+    assert _run("db", "upgrade", env=env).returncode == 0
+    assert _run("tokens", "create", "--name", "ops", "--role", "admin", env=env).returncode == 0
+    first = _run("tokens", "revoke", "ops", env=env)
+    assert (first.returncode, first.stdout.strip()) == (0, "revoked ops")
+    again = _run("tokens", "revoke", "ops", env=env)
+    assert again.returncode == 1
+    assert "already revoked" in again.stderr
+    unknown = _run("tokens", "revoke", "nobody", env=env)
+    assert unknown.returncode == 1
+    assert "no token named 'nobody'" in unknown.stderr
