@@ -73,3 +73,9 @@ def test_every_documented_path_lists_the_documented_methods_that_serve_it(
         response = api.request("PATCH", path)
         assert_problem(response, 405, "method_not_allowed")
         assert response.headers["allow"] == ", ".join(documented), template
+
+
+def test_the_root_leads_to_the_docs(api: TestClient) -> None:
+    response = api.get("/", follow_redirects=False)
+    assert response.status_code == 307
+    assert response.headers["location"] == "/docs"

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from app.api.deps import OffloadDep
 from app.storage.migrate import readiness
 
 router = APIRouter(include_in_schema=False)
+
+
+@router.get("/")
+async def root() -> RedirectResponse:
+    """A browser pointed at the service lands on the API docs."""
+    return RedirectResponse("/docs", status_code=307)
 
 
 @router.get("/healthz")
