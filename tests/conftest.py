@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.schema import metadata
+from app.storage.schema import metadata, service_keys
 from runtime_store_client import HttpStore
 from tests.contract.builders import Backend
 
@@ -79,10 +79,14 @@ def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def wipe(engine: Engine) -> None:
-    """Delete every row, children first, so each test starts from an empty database."""
+    """Delete every row, children first, so each test starts from an empty database.
+
+    The service's keys stay: they are configuration, not data, and a live server with
+    several workers keeps the cursor key it loaded (as a deployment does)."""
     with engine.begin() as conn:
         for table in reversed(metadata.sorted_tables):
-            conn.execute(table.delete())
+            if table is not service_keys:
+                conn.execute(table.delete())
 
 
 @pytest.fixture(scope="session")

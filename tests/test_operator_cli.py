@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.domain.tokens import Role
 from app.operator_cli import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, parse_when
+from app.storage import create_engine
+from app.storage.migrate import upgrade_schema
+from app.storage.tokens import Tokens
 from runtime_store_client import HttpStore, RunStatus
-from tests.conftest import LiveServer, free_port
+from tests.conftest import LiveServer, free_port, start_server, stop_server
 from tests.contract.builders import (
     canceled_record,
     record,
@@ -21,6 +26,7 @@ from tests.contract.builders import (
 )
 
 runner = CliRunner()
+TOKEN_KEY = "operator-cli-test-key-0123456789abcdef"
 
 
 def run_cli(server: LiveServer | None, *args: str) -> tuple[int, str, str]:
@@ -159,3 +165,27 @@ def test_an_age_is_that_long_before_now_to_the_millisecond() -> None:
     assert parse_when("2026-11-30T01:02:03.456Z", "--x") == datetime(
         2026, 11, 30, 1, 2, 3, 456000, tzinfo=UTC
     )
+
+
+def test_a_missing_or_weak_token_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    """401 without a token, 403 for a reader that tries to purge."""
+    url = f"sqlite:///{tmp_path / 'auth.db'}"
+    upgrade_schema(url)
+    engine = create_engine(url)
+    try:
+        reader = Tokens(engine, TOKEN_KEY).create("reader", Role.READER)
+    finally:
+        engine.dispose()
+    server = start_server(url, tmp_path / "auth.log", env={"RUNTIME_STORE_TOKEN_KEY": TOKEN_KEY})
+    try:
+        code, _, err = run_cli(server, "sessions", "list")
+        assert code == EXIT_REFUSED
+        assert err.startswith("error: unauthenticated")
+        assert len(err.strip().splitlines()) == 1
+        code, out, _ = run_cli(server, "sessions", "list", "--token", reader, "--json")
+        assert (code, out) == (0, "")
+        code, _, err = run_cli(server, "sessions", "purge", "s-1", "--yes", "--token", reader)
+        assert code == EXIT_REFUSED
+        assert err.startswith("error: permission_denied")
+    finally:
+        stop_server(server)

@@ -59,6 +59,10 @@ class CursorCodec:
     def __init__(self, key: bytes) -> None:
         self._key = key
 
+    @property
+    def key(self) -> bytes:
+        return self._key
+
     def _mac(self, body: bytes) -> bytes:
         return hmac.new(self._key, body, hashlib.sha256).digest()[:_MAC_BYTES]
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Final
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.domain.cursors import CursorCodec
 from app.domain.times import now_millis
+from runtime_store_client import InvalidArgumentError
 
 from .schema import service_keys
 from .unit_of_work import Tx, UnitOfWork
@@ -49,9 +50,26 @@ class CursorKeys:
         if self._codec is None:
             with self._lock:
                 if self._codec is None:
-                    key = self._uow.write(lambda tx: _load_or_create(tx, CURSOR_KEY))
-                    self._codec = CursorCodec(key)
+                    self._codec = self._load()
         return self._codec
+
+    def _load(self) -> CursorCodec:
+        return CursorCodec(self._uow.write(lambda tx: _load_or_create(tx, CURSOR_KEY)))
+
+    def open(self, kind: str, cursor: str, binding: object, fields: int) -> list[Any]:
+        """``CursorCodec.open`` under the cached key; a cursor it refuses is tried once more
+        under the key the database holds now, in case the key was replaced (a restored or
+        re-migrated database) since this process loaded it."""
+        codec = self.codec()
+        try:
+            return codec.open(kind, cursor, binding, fields)
+        except InvalidArgumentError:
+            current = self._load()
+            if current.key == codec.key:
+                raise
+            with self._lock:
+                self._codec = current
+            return current.open(kind, cursor, binding, fields)
 
 
 def cursor_codec(engine: Engine) -> CursorCodec:

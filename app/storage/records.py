@@ -119,10 +119,10 @@ def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: 
     """A page of every record of a session's runs, in commit order."""
     size = cursors.check_limit(limit, ctx.page_max)
     v.optional_text(session_id, "session_id")
-    codec = ctx.cursors.codec()
     after = 0
     if cursor:
-        (after,) = codec.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
+        (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
+    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
 
     def operation(tx: Tx) -> Page:
         readable_session(tx, session_id)

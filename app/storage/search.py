@@ -140,8 +140,8 @@ def list_sessions(
     after_ms = _time(created_after, "created_after")
     before_ms = _time(created_before, "created_before")
     binding = cursors.filters_digest([wanted, after_ms, before_ms])
-    codec = ctx.cursors.codec()
-    position = codec.open(cursors.SESSIONS, cursor, binding, 2) if cursor else None
+    position = ctx.cursors.open(cursors.SESSIONS, cursor, binding, 2) if cursor else None
+    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
     query = _session_query(len(wanted), after_ms is not None, before_ms is not None, bool(position))
     params = _params(position, after_ms, before_ms, size + 1)
     params.update({f"status_{i}": status for i, status in enumerate(wanted)})
@@ -310,8 +310,8 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
     """Runs newest first, ties by run ID; runs of purged sessions never (11.1)."""
     size = cursors.check_limit(limit, ctx.page_max)
     binding = filters.digest()
-    codec = ctx.cursors.codec()
-    position = codec.open(cursors.RUNS, cursor, binding, 2) if cursor else None
+    position = ctx.cursors.open(cursors.RUNS, cursor, binding, 2) if cursor else None
+    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
     query, params = _run_statement(filters, position, size + 1)
 
     def operation(tx: Tx) -> RunPage:

@@ -116,9 +116,9 @@ def list_session_runs(
     except ValueError:
         raise InvalidArgumentError(f"unknown run status in {list(statuses)!r}") from None
     v.optional_text(session_id, "session_id")
-    codec = ctx.cursors.codec()
     binding = [session_id, wanted]
-    after = codec.open(cursors.SESSION_RUNS, cursor, binding, 2) if cursor else None
+    after = ctx.cursors.open(cursors.SESSION_RUNS, cursor, binding, 2) if cursor else None
+    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
 
     def operation(tx: Tx) -> RunPage:
         readable_session(tx, session_id)

@@ -15,11 +15,16 @@ import json
 from collections.abc import Callable
 
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from app.domain.cursors import SESSION_RECORDS, CursorCodec
+from app.storage import SqlStore
+from app.storage.schema import service_keys
 from runtime_store_client import InvalidArgumentError, RunStart, RunStatus
 from tests.contract.builders import (
     Backend,
+    at,
     new_session,
     observe,
     record,
@@ -143,3 +148,24 @@ def test_forged_cursor_is_invalid_argument_on_every_list(
         "run_records": lambda: store.list_run_records(runs[0].run_id, cursor=cursor),
     }
     _refused(store, calls[listing], session_id)
+
+
+def test_a_replaced_cursor_key_is_picked_up_by_a_running_store(engine: Engine) -> None:
+    """A process that loaded the key before it was replaced (a restored or re-migrated
+    database) opens the new key's cursors after one reload, and hands out new-key cursors."""
+    first, second = SqlStore(engine), SqlStore(engine)
+    for n in range(3):
+        first.create_session(f"s-{n}", at(n))
+    assert first.list_sessions(limit=1).next_cursor  # ``first`` has loaded the key
+    with engine.begin() as conn:
+        saved = conn.execute(sa.select(service_keys)).all()
+        conn.execute(sa.delete(service_keys))
+    try:
+        cursor = second.list_sessions(limit=1).next_cursor  # ``second`` makes a new key
+        assert first.list_sessions(cursor=cursor, limit=1).sessions
+        again = first.list_sessions(limit=1).next_cursor
+        assert second.list_sessions(cursor=again, limit=1).sessions
+    finally:  # the live servers of this test session keep the original key
+        with engine.begin() as conn:
+            conn.execute(sa.delete(service_keys))
+            conn.execute(sa.insert(service_keys), [row._asdict() for row in saved])
