@@ -17,6 +17,7 @@ from app.storage.engine import create_engine
 from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
 from app.storage.tokens import Tokens
 from runtime_store_client import StoreError
+from runtime_store_client.times import format_rfc3339
 
 cli = typer.Typer(help="runtime-store: the durable runtime-state owner for agent runtimes.")
 db = typer.Typer(help="Database schema administration.")
@@ -80,20 +81,31 @@ def db_check(
     raise typer.Exit(1)
 
 
-def _tokens() -> Tokens:
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="Database URL (default: RUNTIME_STORE_DATABASE_URL or the SQLite file).",
+        show_default=False,
+    ),
+]
+
+
+def _tokens(database_url: str | None) -> Tokens:
     settings = Settings()
     key = settings.token_key.get_secret_value() if settings.token_key else None
-    return Tokens(create_engine(settings.database_url), key)
+    return Tokens(create_engine(_database_url(database_url)), key)
 
 
 @tokens_cli.command("create")
 def tokens_create(
     name: Annotated[str, typer.Option(help="A unique name for the token's holder.")],
     role: Annotated[Role, typer.Option(help="admin, worker or reader.")] = Role.WORKER,
+    database_url: DatabaseUrl = None,
 ) -> None:
     """Create a token and print it: this is the only time it is shown."""
     try:
-        token = _tokens().create(name, role)
+        token = _tokens(database_url).create(name, role)
     except TokenError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from None
@@ -101,20 +113,24 @@ def tokens_create(
 
 
 @tokens_cli.command("list")
-def tokens_list() -> None:
-    """Name, role, creation and revocation of every token (never the secret)."""
-    for info in _tokens().list():
-        revoked = f"revoked {info.revoked_at.isoformat()}" if info.revoked_at else "active"
+def tokens_list(database_url: DatabaseUrl = None) -> None:
+    """Name, role, creation and revocation of every token (never the secret); times as
+    the API writes them (RFC 3339, UTC, milliseconds)."""
+    for info in _tokens(database_url).list():
+        revoked = f"revoked {format_rfc3339(info.revoked_at)}" if info.revoked_at else "active"
         typer.echo(
-            f"{info.name}\t{info.role.value}\tcreated {info.created_at.isoformat()}\t{revoked}"
+            f"{info.name}\t{info.role.value}\tcreated {format_rfc3339(info.created_at)}\t{revoked}"
         )
 
 
 @tokens_cli.command("revoke")
-def tokens_revoke(name: Annotated[str, typer.Argument(help="The token's name.")]) -> None:
+def tokens_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")],
+    database_url: DatabaseUrl = None,
+) -> None:
     """Revoke a token: it stops working at once."""
     try:
-        _tokens().revoke(name)
+        _tokens(database_url).revoke(name)
     except TokenError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from None
@@ -236,7 +252,7 @@ def serve(
         upgrade_schema_exclusively(settings.database_url)
         _, current, _ = schema_is_current(settings.database_url)
         typer.echo(f"database schema at {current}")
-    if not _is_loopback(host) and not insecure and not _tokens().any_configured():
+    if not _is_loopback(host) and not insecure and not _tokens(None).any_configured():
         typer.echo(
             f"refusing to serve on {host} without authentication: create a token with "
             "`runtime-store tokens create --role admin --name NAME` (and set "

@@ -4,6 +4,7 @@ traceback. Each case runs the real ``runtime-store`` command in a subprocess."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,18 @@ def test_revoking_an_unknown_or_revoked_token_is_an_error(tmp_path: Path) -> Non
     unknown = _run("tokens", "revoke", "nobody", env=env)
     assert unknown.returncode == 1
     assert "no token named 'nobody'" in unknown.stderr
+
+
+def test_tokens_take_a_database_url_and_list_times_as_the_api_writes_them(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'tokens.db'}"
+    env = {"RUNTIME_STORE_TOKEN_KEY": "k" * 32, "RUNTIME_STORE_DATABASE_URL": "sqlite://"}
+    assert _run("db", "upgrade", "--database-url", url).returncode == 0
+    created = _run("tokens", "create", "--name", "ci", "--database-url", url, env=env)
+    assert created.returncode == 0, created.stderr
+    listed = _run("tokens", "list", "--database-url", url, env=env)
+    assert listed.returncode == 0, listed.stderr
+    name, role, created_at, state = listed.stdout.strip().split("\t")
+    assert (name, role, state) == ("ci", "worker", "active")
+    assert re.fullmatch(r"created \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", created_at)

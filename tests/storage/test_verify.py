@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.storage import SqlStore
 from app.storage import verify as v
-from app.storage.schema import metadata
+from app.storage.schema import metadata, service_keys
 from runtime_store_client import RunStart, RunStartOutcome, RunStatus
 from tests.contract.builders import (
     at,
@@ -197,7 +197,8 @@ def world(engine: Engine, world_dumps: dict[str, tuple[World, Dump]]) -> World:
     built, rows = world_dumps[backend]
     with engine.begin() as conn:
         for table in metadata.sorted_tables:
-            if rows[table.name]:
+            # ``wipe`` keeps the service's keys (configuration, not data).
+            if rows[table.name] and table is not service_keys:
                 conn.execute(table.insert(), rows[table.name])
     return built
 
