@@ -1,9 +1,15 @@
 # runtime-store: the HTTP service, configured by RUNTIME_STORE_* environment variables.
+# It requires tokens (RUNTIME_STORE_TOKEN_KEY) and stores the first admin token from
+# RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN at its first start. Make both once, keep the file:
 #   docker build -t runtime-store .
-#   docker run -p 8000:8000 -v runtime-store-data:/data runtime-store
+#   python3 -c 'import secrets; t = secrets.token_urlsafe; print(f"RUNTIME_STORE_TOKEN_KEY={t(32)}\nRUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN=rst_{t(32)}")' > runtime-store.env
+#   docker run -d --name runtime-store -p 8000:8000 -v runtime-store-data:/data --env-file runtime-store.env runtime-store
+# Requests then carry `Authorization: Bearer <the RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN>`; more
+# tokens: docker exec runtime-store runtime-store tokens create --role worker --name NAME.
 # SQLite in the /data volume by default; set RUNTIME_STORE_DATABASE_URL for PostgreSQL
 # (e.g. postgresql://user:password@db:5432/runtime_store). Migrations are applied at start
 # (under an advisory lock on PostgreSQL, so replicas may start together).
+# tests/test_dockerfile.py builds the image and runs these lines (RUNTIME_STORE_DOCKER_TESTS=1).
 
 FROM python:3.11-slim AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -11,18 +17,24 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /src
-COPY clients/python ./clients/python
+# The dependencies first, from the two pyproject.toml files only: this layer is rebuilt when
+# they change, not on every change of the code.
 COPY pyproject.toml README.md ./
+COPY clients/python/pyproject.toml clients/python/README.md ./clients/python/
+RUN python -c "import tomllib; print('\n'.join(d for f in ('pyproject.toml', 'clients/python/pyproject.toml') for d in tomllib.load(open(f, 'rb'))['project']['dependencies'] if not d.startswith('runtime-store')))" > requirements.txt \
+    && pip install --no-cache-dir -r requirements.txt
+COPY clients/python ./clients/python
 COPY alembic ./alembic
 COPY app ./app
 # A regular (non-editable) install: the wheel carries the migrations as app/_alembic.
-RUN pip install --no-cache-dir ./clients/python .
+RUN pip install --no-cache-dir --no-deps ./clients/python .
 
 FROM python:3.11-slim
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    RUNTIME_STORE_DATABASE_URL=sqlite:////data/runtime-store.db
+    RUNTIME_STORE_DATABASE_URL=sqlite:////data/runtime-store.db \
+    RUNTIME_STORE_PORT=8000
 RUN groupadd --system --gid 10001 runtime-store \
     && useradd --system --uid 10001 --gid runtime-store --home-dir /data --no-create-home \
         --shell /usr/sbin/nologin runtime-store \
@@ -33,6 +45,7 @@ USER 10001:10001
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8000
+# The port serve listens on: RUNTIME_STORE_PORT, as serve reads it.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ['RUNTIME_STORE_PORT'] + '/healthz', timeout=4)"]
 CMD ["runtime-store", "serve", "--host", "0.0.0.0"]

@@ -5,27 +5,39 @@ from __future__ import annotations
 import ipaddress
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 import yaml
 
+from app.domain.durations import format_duration, parse_duration
 from app.domain.tokens import Role, TokenError
-from app.operator_cli import runs_cli, sessions_cli
+from app.observability.logs import LogFormat, LogLevel, default_format, log_config
+from app.observability.metrics import worker_metrics_directory
+from app.operator_cli import progress_bar, runs_cli, sessions_cli
 from app.settings import Settings
 from app.storage.engine import create_engine
 from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
 from app.storage.tokens import Tokens
-from runtime_store_client import StoreError
+from runtime_store_client import StoreError, UnavailableError
 from runtime_store_client.times import format_rfc3339
 
-cli = typer.Typer(help="runtime-store: the durable runtime-state owner for agent runtimes.")
+# Plain help: typer's rich help shows every flag with a value type (``--json <bool>``).
+cli = typer.Typer(
+    help="runtime-store: the durable runtime-state owner for agent runtimes.",
+    rich_markup_mode=None,
+)
 db = typer.Typer(help="Database schema administration.")
 cli.add_typer(db, name="db")
 tokens_cli = typer.Typer(help="Bearer tokens: create (shown once), list, revoke.")
 cli.add_typer(tokens_cli, name="tokens")
 cli.add_typer(sessions_cli, name="sessions")
 cli.add_typer(runs_cli, name="runs")
+retention_cli = typer.Typer(
+    help="Retention: purge old ended sessions, delete old sessionless runs "
+    "(ages from RUNTIME_STORE_RETENTION_*)."
+)
+cli.add_typer(retention_cli, name="retention")
 
 
 def _database_url(url: str | None) -> str:
@@ -181,6 +193,53 @@ def db_verify(
         raise typer.Exit(1)
 
 
+@retention_cli.command("run")
+def retention_run(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would be purged and deleted.")
+    ] = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """One sweep: print what it will purge, then purge it in batches with progress.
+
+    Ended sessions whose ended_at is older than RUNTIME_STORE_RETENTION_ENDED_SESSIONS (and
+    that have no running run) are purged as `sessions purge` does, each exported to
+    RUNTIME_STORE_RETENTION_ARCHIVE_DIR first if set; terminal sessionless runs last
+    changed longer ago than RUNTIME_STORE_RETENTION_SESSIONLESS_RUNS are deleted, their
+    IDs kept reserved."""
+    from app.storage import SqlStore
+
+    settings = Settings()
+    policy = settings.retention_policy()
+    if policy.keeps_everything:
+        typer.echo(
+            "nothing to sweep: set RUNTIME_STORE_RETENTION_ENDED_SESSIONS and/or "
+            "RUNTIME_STORE_RETENTION_SESSIONLESS_RUNS (e.g. 30d, 7d)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    engine = create_engine(_database_url(database_url))
+    try:
+        store = SqlStore(engine, limits=settings.limits())
+        typer.echo(f"retention: {policy.describe()}")
+        plan = store.retention_sweep(policy, dry_run=True)
+        typer.echo(plan.summary())
+        if dry_run or not (plan.sessions or plan.runs):
+            return
+        with store.retention_exclusive() as mine:
+            if not mine:
+                typer.echo("another sweep is running (a replica's --retention-interval?)", err=True)
+                raise typer.Exit(1)
+            total = plan.sessions + plan.runs
+            with progress_bar("sweeping", total, items=True) as advance:
+                done = store.retention_sweep(
+                    policy, progress=lambda _kind, items, _records: advance(items)
+                )
+        typer.echo(done.summary())
+    finally:
+        engine.dispose()
+
+
 @cli.command("openapi")
 def openapi(
     output: Annotated[Path, typer.Option(help="Where to write the document.")] = Path(
@@ -204,8 +263,86 @@ def openapi_yaml() -> str:
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
 
 
+#: Name of the admin token ``serve`` stores from RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN.
+BOOTSTRAP_TOKEN_NAME = "bootstrap-admin"
+
+
+def _refuse(message: str) -> NoReturn:
+    typer.echo(f"refusing to serve: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
+    """Check the auth setup before serving: tokens are required exactly when the token key
+    is set (app/api/auth.py); refuse a setup that would serve open by mistake, and store
+    the bootstrap admin token."""
+    from app.api.auth import tokens_without_key
+
+    key = settings.token_key.get_secret_value() if settings.token_key else None
+    engine = create_engine(settings.database_url, pool_size=1)
+    tokens = Tokens(engine, key)
+    try:
+        if key is None:
+            if settings.bootstrap_admin_token is not None:
+                _refuse(
+                    "RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN is set but RUNTIME_STORE_TOKEN_KEY "
+                    "is not: set the key too"
+                )
+            if not _is_loopback(host) and not insecure:
+                _refuse(
+                    f"{host} is not a loopback address and RUNTIME_STORE_TOKEN_KEY is not "
+                    "set: set it (tokens are then required; see README, Run it securely), "
+                    "or pass --insecure to serve without authentication"
+                )
+            active = _active_or_none(tokens)
+            if active is None:
+                typer.echo(
+                    "the database does not answer: cannot check it for tokens now (/readyz "
+                    "answers 503 while active tokens exist without RUNTIME_STORE_TOKEN_KEY)",
+                    err=True,
+                )
+                return
+            if active:
+                _refuse(tokens_without_key(active))
+            typer.echo("RUNTIME_STORE_TOKEN_KEY is not set: serving without authentication")
+            return
+        if settings.bootstrap_admin_token is not None:
+            try:
+                secret = settings.bootstrap_admin_token.get_secret_value()
+                outcome = tokens.ensure(BOOTSTRAP_TOKEN_NAME, Role.ADMIN, secret)
+            except TokenError as exc:
+                _refuse(f"RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN: {exc}")
+            typer.echo(_BOOTSTRAP_OUTCOMES[outcome], err=outcome in ("revoked", "other"))
+        elif _active_or_none(tokens) == 0:
+            typer.echo(
+                "tokens are required and none is active: create one with `runtime-store "
+                "tokens create --role admin --name NAME`",
+                err=True,
+            )
+    finally:
+        engine.dispose()
+
+
+def _active_or_none(tokens: Tokens) -> int | None:
+    """How many tokens are active; ``None`` while the database does not answer."""
+    try:
+        return tokens.active_count()
+    except UnavailableError:
+        return None
+
+
+_BOOTSTRAP = "RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN"
+_BOOTSTRAP_OUTCOMES = {
+    "created": f"stored {_BOOTSTRAP} as the admin token {BOOTSTRAP_TOKEN_NAME!r}",
+    "present": f"the admin token {BOOTSTRAP_TOKEN_NAME!r} is {_BOOTSTRAP}",
+    "revoked": f"{_BOOTSTRAP} was revoked and stays so ({BOOTSTRAP_TOKEN_NAME!r})",
+    "other": f"{_BOOTSTRAP} is ignored: another token holds the name "
+    f"{BOOTSTRAP_TOKEN_NAME!r}, or the token another name",
+}
+
+
 @cli.command("serve")
-def serve(
+def serve(  # noqa: PLR0913, PLR0917 - one option per setting
     host: str = typer.Option(
         "127.0.0.1", envvar="RUNTIME_STORE_HOST", help="Address to listen on."
     ),
@@ -225,14 +362,36 @@ def serve(
         False,
         "--insecure",
         envvar="RUNTIME_STORE_INSECURE",
-        help="Allow serving without any token on a non-loopback address.",
+        help="Serve without authentication (no RUNTIME_STORE_TOKEN_KEY) on a non-loopback address.",
     ),
     access_log: bool = typer.Option(
-        False,
-        "--access-log",
+        True,
+        "--access-log/--no-access-log",
         envvar="RUNTIME_STORE_ACCESS_LOG",
-        help="Log every request (uvicorn's access log; about a tenth of the service's CPU).",
+        help="One log line per request: request ID, operation, status, duration, token name.",
     ),
+    log_format: Annotated[
+        LogFormat | None,
+        typer.Option(
+            envvar="RUNTIME_STORE_LOG_FORMAT",
+            help="json or text (default: text on a terminal, else json).",
+            show_default=False,
+        ),
+    ] = None,
+    log_level: Annotated[
+        LogLevel,
+        typer.Option(envvar="RUNTIME_STORE_LOG_LEVEL", help="The least severe level logged."),
+    ] = LogLevel.INFO,
+    retention_interval: Annotated[
+        str | None,
+        typer.Option(
+            "--retention-interval",
+            envvar="RUNTIME_STORE_RETENTION_INTERVAL",
+            help="Sweep retention this often (30m, 1h, 1d), one replica at a time; the ages "
+            "come from RUNTIME_STORE_RETENTION_*.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
     import os
@@ -247,19 +406,21 @@ def serve(
         serve_workers,
     )
 
+    if retention_interval:
+        try:
+            parse_duration(retention_interval)
+        except ValueError as exc:
+            typer.echo(f"--retention-interval: {exc}", err=True)
+            raise typer.Exit(2) from None
+        # The workers read it from the environment, like every setting.
+        os.environ["RUNTIME_STORE_RETENTION_INTERVAL"] = retention_interval
     settings = Settings()
+    _announce_retention(settings)
     if not no_migrate:
         upgrade_schema_exclusively(settings.database_url)
         _, current, _ = schema_is_current(settings.database_url)
         typer.echo(f"database schema at {current}")
-    if not _is_loopback(host) and not insecure and not _tokens(None).any_configured():
-        typer.echo(
-            f"refusing to serve on {host} without authentication: create a token with "
-            "`runtime-store tokens create --role admin --name NAME` (and set "
-            "RUNTIME_STORE_TOKEN_KEY), or pass --insecure",
-            err=True,
-        )
-        raise typer.Exit(2)
+    _settle_auth(settings, host, insecure)
     if settings.database_url.startswith("sqlite"):
         if workers > 1:
             typer.echo("SQLite allows one writer process: serving with 1 worker.", err=True)
@@ -287,20 +448,41 @@ def serve(
         f"{bounds.header_timeout_seconds} s, bodies within {bounds.body_timeout_seconds} s, "
         f"idle connections kept {bounds.keep_alive_seconds} s"
     )
+    # The workers read the access-log switch from the environment, like every setting.
+    os.environ["RUNTIME_STORE_ACCESS_LOG"] = "true" if access_log else "false"
     options: dict[str, Any] = {
         "factory": True,
         "host": host,
         "port": port,
         "workers": workers,
-        "log_level": "info",
-        "access_log": access_log,
+        # Every logger through one formatter; uvicorn's access log stays off: the service
+        # writes its own access line (app/observability/middleware.py).
+        "log_config": log_config(log_format or default_format(), log_level),
+        "log_level": log_level.value,
+        "access_log": False,
     }
     config = BoundedConfig("app.main:create_app_from_environment", bounds, **options)
-    if workers > 1 and reuse_port_available():
-        # One socket per worker: the kernel spreads connections evenly (app/serving.py).
-        serve_workers(config)
-    else:
-        serve_one_socket(config)
+    # Several workers keep their metrics in files of one directory (made and removed here).
+    with worker_metrics_directory(workers):
+        if workers > 1 and reuse_port_available():
+            # One socket per worker: the kernel spreads connections evenly (app/serving.py).
+            serve_workers(config)
+        else:
+            serve_one_socket(config)
+
+
+def _announce_retention(settings: Settings) -> None:
+    interval = settings.retention_interval
+    if interval is None:
+        return
+    policy = settings.retention_policy()
+    if policy.keeps_everything:
+        typer.echo(
+            "--retention-interval is set but no RUNTIME_STORE_RETENTION_* age is: no sweeps",
+            err=True,
+        )
+        return
+    typer.echo(f"retention every {format_duration(interval)}: {policy.describe()}")
 
 
 #: Exit status of a command that could not reach or use its database.

@@ -5,6 +5,7 @@ Nothing happens at import time: the lifespan creates the engine and disposes of 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version
@@ -14,16 +15,20 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
-from .api.auth import decide_auth
-from .api.body_limit import BodySizeLimit
+from .api.auth import AuthMode
+from .api.body_limit import IMPORT_ROUTE, BodySizeLimit
 from .api.docs import DocsSecurityHeaders
+from .api.examples import add_request_examples
 from .api.offload import Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
-from .api.routes import health, memory, runs, sessions, transcripts
+from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcripts
+from .api.routes.metrics import router as metrics_router
+from .api.routes.tail import TailSettings
 from .api.routes.transcripts import TranscriptBounds
+from .observability.setup import Observability
 from .settings import Settings
-from .storage import SqlStore, create_engine
+from .storage import Notifications, SqlStore, create_engine
 from .storage.tokens import Tokens
 
 DESCRIPTION = """\
@@ -48,21 +53,33 @@ TAGS = [
         "name": "operations",
         "description": "Kept out of this document: `GET /healthz` (the process is alive), "
         "`GET /readyz` (the database answers and its schema is at head, else 503), `/docs` "
-        "and `/redoc` (served offline), `/openapi.json`.",
+        "and `/redoc` (served offline), `/openapi.json`, `GET /metrics` (Prometheus text "
+        "format, for `reader` tokens; docs/operations.md).",
     },
 ]
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the application; the engine lives as long as the app's lifespan."""
+#: Connections each worker's pool may open beyond ``db_pool_size``.
+DB_POOL_OVERFLOW = 4
+
+
+def create_app(settings: Settings | None = None, *, tracer_provider: Any = None) -> FastAPI:
+    """Build the application; the engine lives as long as the app's lifespan.
+
+    Traces are on when the ``OTEL_*`` variables ask for them (app/observability/tracing.py)
+    or a ``tracer_provider`` is given (tests give one with an in-memory exporter).
+    """
     settings = settings or Settings()
+    observability = Observability.of(
+        settings, version("runtime-store"), tracer_provider=tracer_provider
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # One connection per database thread (and a few for readiness checks): a store call
         # never waits for a connection, and no connection is opened and closed per call.
         engine = create_engine(
-            settings.database_url, pool_size=settings.db_pool_size, max_overflow=4
+            settings.database_url, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
         )
         app.state.engine = engine
         app.state.offload = Offload(settings.db_pool_size)
@@ -75,12 +92,38 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             page_byte_budget=settings.page_byte_budget,
             limits=settings.limits(),
         )
+        stop_watching = observability.watch(
+            engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
+        )
+        # Tokens are required exactly when a key is configured: every worker decides alike.
         key = settings.token_key.get_secret_value() if settings.token_key else None
-        app.state.auth = decide_auth(Tokens(engine, key))
+        app.state.auth = AuthMode(Tokens(engine, key), required=key is not None)
+        app.state.tail_settings = TailSettings(
+            heartbeat_seconds=settings.tail_heartbeat_seconds, page_size=settings.page_max
+        )
+        app.state.notifications = notifications = Notifications(
+            engine,
+            max_streams=settings.max_streams,
+            safety_seconds=settings.tail_safety_seconds,
+            poll_seconds=settings.tail_poll_seconds,
+        )
+        if engine.dialect.name == "sqlite":  # PostgreSQL's own NOTIFY wakes every worker
+            app.state.store.watch_commits(notifications.committed)
+        await notifications.start()
+        # Retention sweeps (CONTRACT.md 11.4), one replica at a time, when configured.
+        sweeper = None
+        policy = settings.retention_policy()
+        if settings.retention_interval is not None and not policy.keeps_everything:
+            sweeper = app.state.store.retention_sweeper(policy, settings.retention_interval)
+            sweeper.start()
         try:
             yield
         finally:
+            if sweeper is not None:
+                await asyncio.to_thread(sweeper.stop)
+            await notifications.stop()
             app.state.offload.close()
+            stop_watching()
             engine.dispose()
 
     app = FastAPIOffline(
@@ -93,29 +136,38 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for router in (
         sessions.router,
+        lifecycle.router,
         runs.router,
         transcripts.router,
         memory.router,
+        tail.router,
         health.router,
     ):
         app.include_router(router)
+    if settings.metrics:
+        app.include_router(metrics_router)
+    app.state.metrics_open_to_loopback = settings.metrics_open_to_loopback
     install_problem_handlers(app)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_body_bytes,
+        streamed={IMPORT_ROUTE: settings.max_import_bytes},
+    )
     app.add_middleware(UnexpectedErrors)
     app.add_middleware(DocsSecurityHeaders)
+    observability.install(app)  # request metrics and the access line; server spans
     app.add_middleware(RequestIdMiddleware)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = problem_media_types(
-                get_openapi(
-                    title=app.title,
-                    version=app.version,
-                    description=app.description,
-                    routes=app.routes,
-                    tags=app.openapi_tags,
-                )
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+                tags=app.openapi_tags,
             )
+            app.openapi_schema = add_request_examples(problem_media_types(document))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -17,10 +17,21 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
 from rich.table import Table
 
 from runtime_store_client import (
@@ -35,6 +46,7 @@ from runtime_store_client import (
     StoreError,
     UnavailableError,
 )
+from runtime_store_client.http import RecordTail
 from runtime_store_client.times import format_rfc3339, parse_rfc3339
 
 T = TypeVar("T")
@@ -47,7 +59,9 @@ _AGE = re.compile(r"(\d+)([smhd])")
 _UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _PAYLOAD_CHARS: Final = 80
 
-sessions_cli = typer.Typer(help="Find, inspect, end and purge sessions (talks to a service).")
+sessions_cli = typer.Typer(
+    help="Find, inspect, end, purge, export and import sessions (talks to a service)."
+)
 runs_cli = typer.Typer(help="Find runs and read their records (talks to a service).")
 
 Url = Annotated[
@@ -77,10 +91,10 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 
 @contextmanager
-def _service(url: str, token: str | None) -> Iterator[HttpStore]:
+def _service(url: str, token: str | None, deadline: float = 10.0) -> Iterator[HttpStore]:
     """The client, with every failure turned into one line and an exit code."""
     try:
-        with HttpStore(url, token=token, retries=1, deadline=10.0) as store:
+        with HttpStore(url, token=token, retries=1, deadline=deadline) as store:
             yield store
     except UnavailableError as exc:
         raise _fail(f"cannot reach {url}: {exc.message}", EXIT_UNREACHABLE) from None
@@ -322,6 +336,108 @@ def sessions_purge(
     typer.echo(f"session {session_id} purged")
 
 
+class _Counted:
+    """A binary file whose reads or writes advance a progress bar by their bytes."""
+
+    def __init__(self, file: Any, advance: Callable[[int], None]) -> None:
+        self._file = file
+        self._advance = advance
+
+    def read(self, size: int = -1, /) -> bytes:
+        data: bytes = self._file.read(size)
+        self._advance(len(data))
+        return data
+
+    def write(self, data: bytes, /) -> int:
+        written: int = self._file.write(data)
+        self._advance(len(data))
+        return written
+
+
+def _unseen(amount: int) -> None:
+    del amount
+
+
+@contextmanager
+def progress_bar(
+    description: str, total: int | None, *, items: bool = False
+) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr when it is a terminal, of bytes (or of ``items``); nothing
+    otherwise. Yields ``advance(amount)``."""
+    if not sys.stderr.isatty():
+        yield _unseen
+        return
+    columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
+    if total:
+        columns.append(BarColumn())
+    if items:
+        columns.append(MofNCompleteColumn() if total else TextColumn("{task.completed}"))
+    else:
+        columns += [DownloadColumn(), TransferSpeedColumn()]
+    columns.append(TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda amount: bar.advance(task, amount)
+
+
+@sessions_cli.command("export")
+def sessions_export(
+    session_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="File to write (default: standard output)."),
+    ] = None,
+) -> None:
+    """Write a session, everything of it, as NDJSON read in one snapshot (CONTRACT.md
+    11.4); `sessions import` recreates it on any service, byte for byte."""
+    target = sys.stdout.buffer if output is None or str(output) == "-" else None
+    file = target or _open_output(output)
+    try:
+        with _service(url, token) as store, progress_bar(f"exporting {session_id}", None) as step:
+            store.export_session(session_id, _Counted(file, step))
+    except BaseException:
+        if target is None and output is not None:
+            file.close()
+            output.unlink(missing_ok=True)  # never leave a partial export behind
+        raise
+    file.flush()
+    if target is None:
+        file.close()
+        typer.echo(f"session {session_id} exported to {output}", err=True)
+
+
+def _open_output(output: Path | None) -> Any:
+    assert output is not None
+    try:
+        return output.open("wb")
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror}", EXIT_USAGE) from None
+
+
+@sessions_cli.command("import")
+def sessions_import(
+    file: Annotated[Path, typer.Argument(help="An export file (`-`: standard input).")],
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+) -> None:
+    """Recreate an exported session in one transaction: identical IDs, records and bytes,
+    or nothing at all (a broken line is named by its number)."""
+    if str(file) == "-":
+        source: Any = sys.stdin.buffer
+        size = None
+    else:
+        try:
+            source = file.open("rb")
+        except OSError as exc:
+            raise _fail(f"cannot read {file}: {exc.strerror}", EXIT_USAGE) from None
+        size = file.stat().st_size
+    with source, _service(url, token) as store, progress_bar(f"importing {file}", size) as step:
+        session = store.import_session(_Counted(source, step))
+    typer.echo(f"session {session.id} ({session.status.value}) imported from {file}")
+
+
 # --- runs -------------------------------------------------------------------------------
 
 
@@ -417,3 +533,63 @@ def runs_records(
             ["ID", "TYPE", "EVENT KEY", "TIME", "PAYLOAD"],
             row,
         )
+
+
+# --- live tail (11.3) ---------------------------------------------------------------------
+
+#: How long ``tail`` keeps reconnecting to a service that went away before it gives up.
+_TAIL_RECONNECT_SECONDS: Final = 60.0
+
+
+def _tail_line(record: Record) -> str:
+    payload = bytes(record.payload).decode("utf-8", "replace").replace("\n", " ")
+    if len(payload) > _PAYLOAD_CHARS:
+        payload = payload[: _PAYLOAD_CHARS - 1] + "…"
+    return "  ".join(
+        (_time(record.timestamp), record.run_id, record.id, record.type, record.event_key, payload)
+    )
+
+
+def _follow(tail: RecordTail, as_json: bool) -> None:
+    """Print each record as it arrives, until the stream ends or Ctrl-C."""
+    try:
+        with tail:
+            for record in tail:
+                line = json.dumps(record_json(record)) if as_json else _tail_line(record)
+                typer.echo(line)
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        return
+    if tail.end is not None:
+        details = ", ".join(f"{key} {value}" for key, value in tail.end.items())
+        typer.echo(f"stream ended: {details}", err=True)
+
+
+@runs_cli.command("tail")
+def runs_tail(
+    run_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    cursor: Cursor = "",
+    as_json: AsJson = False,
+) -> None:
+    """Print a run's records, then each new one as it is written, until the run is over
+    (one line each: time, run, ID, type, event key, payload). Resumes by itself when the
+    connection drops; Ctrl-C stops."""
+    with _service(url, token, deadline=_TAIL_RECONNECT_SECONDS) as store:
+        _follow(store.tail_run_records(run_id, cursor), as_json)
+
+
+@sessions_cli.command("tail")
+def sessions_tail(
+    session_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    cursor: Cursor = "",
+    as_json: AsJson = False,
+) -> None:
+    """Print every record of a session's runs in commit order, then each new one as it
+    is written, until the session is purged. Resumes by itself when the connection
+    drops; Ctrl-C stops."""
+    with _service(url, token, deadline=_TAIL_RECONNECT_SECONDS) as store:
+        _follow(store.tail_session_run_records(session_id, cursor), as_json)

@@ -23,6 +23,7 @@ import logging
 import resource
 import socket
 import sys
+import uuid
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, cast
@@ -36,9 +37,11 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import Server, ServerState
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
+from app.api.body_limit import IMPORT_ROUTE
 from app.api.problems import RETRY_AFTER_SECONDS, problem_response
 from app.api.request_id import HEADER as REQUEST_ID_HEADER
 from app.api.request_id import RequestIdMiddleware, request_id_of
+from app.observability.metrics import forget_worker
 from runtime_store_client import UnavailableError
 
 log = logging.getLogger("uvicorn.error")
@@ -94,11 +97,13 @@ class SpreadWorkers(Multiprocess):
             if not new.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
                 new.kill()
                 new.join()
+                forget_worker(new.pid)
                 if not self.should_exit.is_set():
                     log.error(f"worker [{new.pid}] was not ready in time; restart aborted")
                 return
             old.terminate()
             old.join()
+            forget_worker(old.pid)
             self.processes[index] = new
 
     def keep_subprocess_alive(self) -> None:
@@ -110,6 +115,7 @@ class SpreadWorkers(Multiprocess):
                 continue
             process.kill()
             process.join()
+            forget_worker(process.pid)
             if process.exitcode == STARTUP_FAILURE:
                 log.error(f"worker [{process.pid}] failed to start, stopping")
                 self.should_exit.set()
@@ -217,7 +223,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
       too, so idle sockets cannot hold file descriptors.
     * From the end of the headers, the whole body must arrive within
       ``body_timeout_seconds``; otherwise the answer is ``408 request_timeout`` (if the
-      app has not answered yet) and the connection is closed.
+      app has not answered yet) and the connection is closed. A session import's body
+      (``IMPORT_ROUTE``, up to gigabytes) may take longer in all, but never that long
+      between two chunks.
     * Between requests, uvicorn's ``timeout_keep_alive`` closes an idle connection.
     * A connection accepted while the worker already holds ``max_connections`` is answered
       ``503 unavailable`` (``Retry-After``, then closed) as soon as its request's headers
@@ -238,6 +246,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.bounds = config.bounds if isinstance(config, BoundedConfig) else ConnectionBounds()
         self.header_deadline: asyncio.TimerHandle | None = None
         self.body_deadline: asyncio.TimerHandle | None = None
+        self.body_streamed = False
 
     def connection_made(  # type: ignore[override]
         self, transport: asyncio.Transport
@@ -266,15 +275,40 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self.header_deadline.cancel()
             self.header_deadline = None
         super().on_headers_complete()
+        # A session import's body is read as it is imported: it must keep arriving, at most
+        # the body timeout between two chunks, however long the whole takes.
+        self.body_streamed = (self.scope.get("method"), self.scope.get("path")) == IMPORT_ROUTE
         self.body_deadline = self.loop.call_later(
             self.bounds.body_timeout_seconds, self._body_timed_out
         )
+
+    def on_body(self, body: bytes) -> None:
+        super().on_body(body)
+        if self.body_streamed and self.body_deadline is not None:
+            self.body_deadline.cancel()
+            self.body_deadline = self.loop.call_later(
+                self.bounds.body_timeout_seconds, self._body_timed_out
+            )
 
     def on_message_complete(self) -> None:
         if self.body_deadline is not None:
             self.body_deadline.cancel()
             self.body_deadline = None
         super().on_message_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes that are not an HTTP/1.1 request (an unknown method such
+        as ``curl -X FOO``, a broken request line or header): a problem like every error."""
+        request_id = uuid.uuid4().hex
+        scope = {"type": "http", "headers": [], "state": {"request_id": request_id}}
+        response = problem_response(
+            Request(scope),
+            code="bad_request",
+            detail=f"{msg.rstrip('.')} (an unknown method, or a malformed request line or header)",
+            headers={"Connection": "close", REQUEST_ID_HEADER: request_id},
+        )
+        self.transport.write(_http11(response))
+        self.transport.close()
 
     def _cancel_deadlines(self) -> None:
         for deadline in (self.header_deadline, self.body_deadline):

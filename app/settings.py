@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from pathlib import Path
+
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.database_url import canonical_database_url
+from app.domain.durations import parse_duration
 from app.domain.limits import Limits, MiB
+from app.domain.retention import RetentionPolicy
 
 DEFAULT_DATABASE_URL = "sqlite:///./runtime-store.db"
 
@@ -31,10 +36,27 @@ class Settings(BaseSettings):
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."
     )
 
+    # Observability (docs/operations.md).
+    metrics: bool = Field(
+        default=True, description="Serve GET /metrics and keep the request metrics."
+    )
+    access_log: bool = Field(
+        default=True, description="Log one line per request (`serve --no-access-log`: off)."
+    )
+    metrics_open_to_loopback: bool = Field(
+        default=False,
+        description="Let scrapers on a loopback address read /metrics without a token.",
+    )
+
     token_key: SecretStr | None = Field(
         default=None,
-        description="Key of the HMAC under which bearer tokens are stored; required once "
-        "tokens are used.",
+        description="Key of the HMAC under which bearer tokens are stored. Set: every "
+        "request needs an active token. Unset: the service runs open.",
+    )
+    bootstrap_admin_token: SecretStr | None = Field(
+        default=None,
+        description="An admin token (rst_ and 32+ random characters) that `serve` stores "
+        "at start as `bootstrap-admin` unless that name exists; needs the token key.",
     )
     max_body_bytes: int = Field(default=8 * MiB, gt=0, description="Largest request body.")
     max_id_bytes: int = Field(default=256, gt=0, description="Longest identifier, in bytes.")
@@ -57,6 +79,13 @@ class Settings(BaseSettings):
         description="Payload bytes one transcript validation may read; more answers 413.",
     )
 
+    def retention_policy(self) -> RetentionPolicy:
+        return RetentionPolicy(
+            ended_sessions=self.retention_ended_sessions,
+            sessionless_runs=self.retention_sessionless_runs,
+            archive_dir=self.retention_archive_dir,
+        )
+
     def limits(self) -> Limits:
         return Limits(
             max_id_bytes=self.max_id_bytes,
@@ -70,6 +99,26 @@ class Settings(BaseSettings):
     @classmethod
     def _normalize(cls, value: str) -> str:
         return canonical_database_url(value)
+
+    # The live tail (CONTRACT.md 11.3).
+    max_streams: int = Field(
+        default=500,
+        gt=0,
+        description="Live record streams one worker serves; beyond, 503 unavailable.",
+    )
+    tail_heartbeat_seconds: float = Field(
+        default=15.0, gt=0, le=15, description="Seconds between a stream's heartbeat comments."
+    )
+    tail_safety_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds after which an idle stream reads again even without a wake-up.",
+    )
+    tail_poll_seconds: float = Field(
+        default=0.1,
+        gt=0,
+        description="SQLite: seconds between checks for commits of other processes.",
+    )
 
     # Connection bounds of each `runtime-store serve` worker (docs/reliability.md).
     header_timeout_seconds: int = Field(
@@ -93,3 +142,41 @@ class Settings(BaseSettings):
         description="Connections one worker holds (fewer if the open-file limit is lower); "
         "a connection beyond them is answered 503 unavailable.",
     )
+
+    # Export, import and retention (CONTRACT.md 11.4).
+    max_import_bytes: int = Field(
+        default=2048 * MiB,
+        gt=0,
+        description="Largest session file `POST /v1/sessions/import` takes (413 beyond); "
+        "its body must keep arriving, at most body_timeout_seconds between two chunks.",
+    )
+    retention_ended_sessions: timedelta | None = Field(
+        default=None,
+        description="Purge ended sessions whose ended_at is older than this (30d, 12h…); "
+        "unset: keep forever.",
+    )
+    retention_sessionless_runs: timedelta | None = Field(
+        default=None,
+        description="Delete terminal sessionless runs last changed longer ago than this; "
+        "unset: keep forever.",
+    )
+    retention_archive_dir: Path | None = Field(
+        default=None,
+        description="Export each session here (one NDJSON file) before retention purges it.",
+    )
+    retention_interval: timedelta | None = Field(
+        default=None,
+        description="`serve` sweeps this often (one replica at a time); unset: never.",
+    )
+
+    @field_validator(
+        "retention_ended_sessions",
+        "retention_sessionless_runs",
+        "retention_interval",
+        mode="before",
+    )
+    @classmethod
+    def _duration(cls, value: object) -> object:
+        if isinstance(value, str):
+            return parse_duration(value) if value.strip() else None
+        return value

@@ -10,7 +10,7 @@ DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Bytes of every appended record's payload (JSON text).
 PAYLOAD_BYTES = 1024
 #: What a run measures, in order (``--parts`` picks some).
-PARTS = ("grid", "pages", "purge", "memory", "search")
+PARTS = ("grid", "pages", "purge", "memory", "search", "tail", "observability", "lifecycle")
 #: Page size of every list operation.
 PAGE_SIZE = 100
 
@@ -51,10 +51,17 @@ class Config:
     operations: tuple[str, ...] = ()
     #: Backends of the grid to measure besides the ceiling (empty: all).
     backends: tuple[str, ...] = ()
-    #: Parts of the run: the throughput grid, page latency, purge, memory, search.
+    #: Parts of the run: the throughput grid, page latency, purge, memory, search, …
     parts: tuple[str, ...] = PARTS
     #: Runs of the databases the search pages read (11.1), smallest first.
     search_sizes: tuple[int, ...] = (10_000, 1_000_000)
+    #: Records whose commit-to-delivery time the live-tail part measures (11.3).
+    tail_records: int = 200
+    #: Records of the session exported and imported (11.4).
+    transfer_records: int = 1_000_000
+    #: Ended sessions a retention sweep purges (11.4), and the records of each.
+    retention_sessions: int = 10_000
+    retention_records: int = 100
 
     @staticmethod
     def default(postgres_url: str, server_workers: int = 0) -> Config:
@@ -81,6 +88,10 @@ class Config:
             levels=(1,),
             page_sizes=(100, 1_000),
             search_sizes=(100, 1_000),
+            tail_records=20,
+            transfer_records=2_000,
+            retention_sessions=40,
+            retention_records=20,
             page_repeats=3,
             purge_records=1_000,
             purge_runs=10,

@@ -18,12 +18,15 @@ from . import bulk, servers
 from .ceiling import CeilingStore, connect
 from .config import Config
 from .drive import Measurement, drive_http, drive_threads
+from .lifecycle import lifecycle_targets, run_lifecycle
 from .machine import describe_machine
 from .mirror import compare
+from .observability import observability_targets, run_observability
 from .pages import PageSet, load_page_sets, measure_pages, scale_label
 from .purge import prepare_purge, run_purge
 from .report import CEILING, Report, Row, attach_ratios
 from .search import run_search
+from .tail import run_tail, tail_targets
 from .targets import evaluate
 from .workloads import WORKLOADS, CallFactory, Cell, Database, new_prefix, terminal_budget
 
@@ -251,6 +254,19 @@ class Benchmark:
             run_search(self.config.postgres_url, self.config.search_sizes, repeats, log)
         )
 
+    def tail(self) -> None:
+        self.report.rows.extend(run_tail(self.config, self.services, log))
+
+    def observability(self) -> None:
+        comparisons = run_observability(self.config, self.workdir, self.databases()[0], log)
+        for comparison in comparisons:
+            self.report.rows.extend(comparison.rows)
+        self.report.meta["observability"] = {c.backend: c.summary() for c in comparisons}
+
+    def lifecycle(self) -> None:
+        rows = run_lifecycle(self.config, self.workdir, self.databases(), self.services, log)
+        self.report.rows.extend(rows)
+
     def memory(self) -> None:
         for name, service in self.services.items():
             for entry in service.peak_rss():
@@ -264,6 +280,9 @@ class Benchmark:
         self.mark_differing_ceilings()
         attach_ratios(self.report.rows)
         self.report.targets = evaluate(self.report, self.config)
+        self.report.targets += tail_targets(self.report.rows)
+        self.report.targets += observability_targets(self.report.meta.get("observability", {}))
+        self.report.targets += lifecycle_targets(self.report.rows)
 
 
 def run(config: Config, output: Path | None) -> tuple[Report, Path]:
@@ -288,6 +307,9 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                     ("purge", bench.purges),
                     ("memory", bench.memory),
                     ("search", bench.search),
+                    ("tail", bench.tail),
+                    ("observability", bench.observability),
+                    ("lifecycle", bench.lifecycle),
                 ):
                     if part in config.parts:
                         measure()

@@ -1,9 +1,11 @@
 """Bearer-token authentication with roles: admin, worker, reader.
 
-Whether the service requires tokens is decided once, when its database first answers: once
-any token was ever created (revoked ones included) every request must carry an active one.
-With none, the service runs open; ``serve`` allows that only on a loopback address unless
-told ``--insecure``.
+Whether the service requires tokens is configuration, the same for every worker and
+replica: tokens are required exactly when ``RUNTIME_STORE_TOKEN_KEY`` is set, and nothing
+is guessed from the database. Without a key the service runs open; ``serve`` refuses that
+when active tokens exist in the database (they would silently stop counting), and on any
+address but loopback unless told ``--insecure``; ``/readyz`` answers 503 while active tokens
+exist without a key (e.g. one created while the service ran open).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.api.offload import Offload
 from app.domain.tokens import PERMISSIONS, Permission
 from app.storage.tokens import Tokens
-from runtime_store_client import AuthError, StoreError, UnavailableError
+from runtime_store_client import AuthError, StoreError
 
 log = logging.getLogger("runtime_store.auth")
 
@@ -28,40 +30,38 @@ bearer = HTTPBearer(
 )
 
 
-class AuthState:
-    """Whether tokens are required, decided once the database has answered."""
+def tokens_without_key(count: int) -> str:
+    """What ``serve`` and ``/readyz`` say when active tokens exist but no key is set."""
+    return (
+        f"{count} active token(s) exist in the database but RUNTIME_STORE_TOKEN_KEY is not "
+        "set: set it to the key they were made with (tokens are then required), or revoke them"
+    )
 
-    def __init__(self, tokens: Tokens) -> None:
+
+class AuthMode:
+    """The service's authentication, fixed when it starts: tokens are required exactly when
+    a token key is configured."""
+
+    def __init__(self, tokens: Tokens, *, required: bool) -> None:
         self.tokens = tokens
-        self._required: bool | None = None
+        self.required = required
+        if not required:
+            log.warning(
+                "RUNTIME_STORE_TOKEN_KEY is not set: the service runs OPEN, without authentication"
+            )
 
-    def decided_open(self) -> bool:
-        """Decided, and no token exists: nothing to check (and no database to ask)."""
-        return self._required is False
-
-    def required(self) -> bool:
-        """Tokens are required once any exists; until the database answers, nobody gets in."""
-        if self._required is None:
-            required = self.tokens.any_configured()  # UnavailableError while it cannot
-            if not required:
-                log.warning("no API tokens exist: the service runs OPEN, without authentication")
-            self._required = required
-        return self._required
-
-
-def decide_auth(tokens: Tokens) -> AuthState:
-    """The auth state of an app; decided at start when the database answers, else later."""
-    state = AuthState(tokens)
-    try:
-        state.required()
-    except UnavailableError:
-        log.warning("the database does not answer yet; authentication is decided later")
-    return state
+    def misconfiguration(self) -> str | None:
+        """Why the auth setup is broken, or ``None``: an open service over a database that
+        holds active tokens. Reads the database (``UnavailableError`` when it cannot)."""
+        if self.required:
+            return None
+        count = self.tokens.active_count()
+        return tokens_without_key(count) if count else None
 
 
 def _check(request: Request, token: str | None, permission: Permission) -> None:
-    auth: AuthState = request.app.state.auth
-    if not auth.required():
+    auth: AuthMode = request.app.state.auth
+    if not auth.required:
         return
     if token is None:
         raise AuthError("a bearer token is required")
@@ -70,6 +70,7 @@ def _check(request: Request, token: str | None, permission: Permission) -> None:
         raise AuthError("the bearer token is unknown or revoked")
     name, role = found
     request.state.token_name = name
+    request.state.token_role = role.value  # for the access line: never the token itself
     if permission not in PERMISSIONS[role]:
         raise AuthError(
             f"the {role.value} role may not {permission.value}",
@@ -111,8 +112,8 @@ def _authorize(permission: Permission) -> Any:
     ) -> None:
         # async, so that open mode costs no thread hand-off; a token lookup (a database
         # read) runs on the database threads.
-        auth: AuthState = request.app.state.auth
-        if auth.decided_open():
+        auth: AuthMode = request.app.state.auth
+        if not auth.required:
             return
         token = None if credentials is None else credentials.credentials
         offload: Offload = request.app.state.offload

@@ -15,6 +15,7 @@ threads, so cheap reads and writes always find one free.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,11 +41,11 @@ class Offload:
 
     async def __call__(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
-        if kwargs:
-            return await loop.run_in_executor(
-                self._executor, functools.partial(fn, *args, **kwargs)
-            )
-        return await loop.run_in_executor(self._executor, fn, *args)
+        # In a copy of the caller's context, as ``asyncio.to_thread`` does: the call's log
+        # lines carry the request ID, and its trace spans nest in the request's.
+        context = contextvars.copy_context()
+        call = functools.partial(fn, *args, **kwargs)
+        return await loop.run_in_executor(self._executor, context.run, call)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

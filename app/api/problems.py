@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.observability.context import note_problem
 from app.storage import is_transient
 from runtime_store_client import (
     AuthError,
@@ -47,9 +48,11 @@ RETRY_AFTER_SECONDS = "1"
 #: but not for this method, or a request body that did not arrive in time (written by the
 #: server itself, app/serving.py) (HTTP-only: no client error class).
 _HTTP_CODES: Mapping[int, str] = {
+    400: "bad_request",  # not an HTTP request at all, e.g. an unknown method (app/serving.py)
     NotFoundError.default_status: NotFoundError.default_code,
     405: "method_not_allowed",
     408: "request_timeout",
+    415: "unsupported_media_type",
 }
 
 #: HTTP status of every code the API answers: the contract codes (CONTRACT.md section 6)
@@ -63,6 +66,7 @@ STATUS_OF: Mapping[str, int] = MappingProxyType(
 )
 
 _TITLES = {
+    400: "Bad request",
     401: "Unauthenticated",
     403: "Permission denied",
     404: "Not found",
@@ -71,6 +75,7 @@ _TITLES = {
     409: "Conflict",
     410: "Gone",
     413: "Payload too large",
+    415: "Unsupported media type",
     422: "Invalid argument",
     500: "Internal error",
     503: "Unavailable",
@@ -88,14 +93,22 @@ class FieldError(BaseModel):
 class Problem(BaseModel):
     """An RFC 9457 problem; ``code`` is the stable machine-readable reason."""
 
-    type: str = Field(examples=["urn:runtime-store:problem:run_conflict"])
-    title: str
-    status: int
-    detail: str
-    code: str = Field(description="Stable error code of CONTRACT.md section 6.")
+    type: str = Field(
+        description="`urn:runtime-store:problem:` and the code.",
+        examples=["urn:runtime-store:problem:run_not_found"],
+    )
+    title: str = Field(examples=["Not found"])
+    status: int = Field(description="The HTTP status.", examples=[404])
+    detail: str = Field(examples=["run 'run-42' not found"])
+    code: str = Field(
+        description="Stable error code of CONTRACT.md section 6.", examples=["run_not_found"]
+    )
     run_id: str | None = None
     session_id: str | None = None
     event_key: str | None = None
+    line: int | None = Field(
+        default=None, description="The 1-based line of an imported session file that broke a rule."
+    )
     errors: list[FieldError] | None = Field(
         default=None, description="The invalid fields of a validation error."
     )
@@ -115,6 +128,7 @@ def problem_response(
     **extra: Any,
 ) -> JSONResponse:
     status = status or STATUS_OF.get(code, 500)
+    note_problem(code)  # the outcome metrics and the access line (app/observability)
     body = Problem(
         type=f"urn:runtime-store:problem:{code}",
         title=_TITLES.get(status, "Error"),
@@ -140,6 +154,8 @@ def _store_error(request: Request, exc: Exception) -> JSONResponse:
             TranscriptViolationBody(index=v.index, rule=str(v.rule), message=v.message)
             for v in exc.violations
         ]
+    if isinstance(exc, InvalidArgumentError) and exc.line:
+        extra["line"] = exc.line
     headers = None
     if exc.code == UnavailableError.default_code:
         headers = {"Retry-After": RETRY_AFTER_SECONDS}
@@ -163,6 +179,13 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     refused = refuse_unauthorized(request)
     if refused is not None:
         return _store_error(request, refused)
+    media_type = _unsupported_media_type(request)
+    if media_type is not None:
+        return problem_response(
+            request,
+            code="unsupported_media_type",
+            detail=f"the request body must be application/json, not {media_type}",
+        )
     errors = [
         FieldError(
             field=".".join(str(part) for part in error.get("loc", ())),
@@ -178,6 +201,28 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         detail=f"invalid request: {fields}",
         errors=errors,
     )
+
+
+def _unsupported_media_type(request: Request) -> str | None:
+    """The declared media type of a request body that FastAPI did not parse as JSON.
+
+    FastAPI hands such a body to validation as bytes, which would answer 422 about the
+    fields; the body's fault is its type. A body without a ``content-type`` is not JSON
+    either (FastAPI's strict content type); no body at all is a validation error.
+    """
+    if getattr(request.scope.get("route"), "body_field", None) is None:
+        return None
+    declared = request.headers.get("content-type")
+    if declared is None:
+        has_body = request.headers.get("content-length", "0") != "0" or (
+            "transfer-encoding" in request.headers
+        )
+        return "a body without a content-type" if has_body else None
+    media_type = declared.partition(";")[0].strip().lower()
+    main, _, sub = media_type.partition("/")
+    if main == "application" and (sub == "json" or sub.endswith("+json")):
+        return None
+    return media_type or repr(declared)
 
 
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -289,7 +334,8 @@ _EVERY_ROUTE: tuple[type[StoreError], ...] = (
 
 
 def problems(*errors: type[StoreError]) -> dict[int | str, dict[str, Any]]:
-    """``responses=`` for a route: every problem it can return, by status.
+    """``responses=`` for a route: every problem it can return, by status, each code with
+    an example of its answer.
 
     ``errors`` are the classes of the route's own codes. Every route can also answer
     ``unauthenticated`` (401), ``permission_denied`` (403), ``invalid_argument`` (422),
@@ -301,9 +347,90 @@ def problems(*errors: type[StoreError]) -> dict[int | str, dict[str, Any]]:
         if error.default_code not in codes:
             codes.append(error.default_code)
     return {
-        status: {"model": Problem, "description": _describe(status, found)}
+        status: {
+            "model": Problem,
+            "description": _describe(status, found),
+            "content": {"application/json": {"examples": problem_examples(found)}},
+        }
         for status, found in sorted(by_status.items())
     }
+
+
+#: What a problem of each code says, in the examples of the document (the story of
+#: app/api/examples.py); the status, title and type follow from the code.
+_EXAMPLE_DETAILS: Mapping[str, tuple[str, dict[str, str]]] = {
+    "unauthenticated": ("a bearer token is required", {}),
+    "permission_denied": ("the reader role may not write", {}),
+    "invalid_argument": ("run.session_id is required", {}),
+    "payload_too_large": ("the request body is larger than 8388608 bytes", {}),
+    "internal": ("internal error; quote the request_id when reporting it", {}),
+    "unavailable": ("the database is unavailable; retry", {}),
+    "session_not_found": (
+        "session 'chat-session-123' not found",
+        {"session_id": "chat-session-123"},
+    ),
+    "run_not_found": ("run 'run-42' not found", {"run_id": "run-42"}),
+    "run_suspension_not_found": ("run 'run-42' has no suspension checkpoint", {"run_id": "run-42"}),
+    "session_purged": ("session 'chat-session-123' was purged", {"run_id": "run-42"}),
+    "session_ended": ("session 'chat-session-123' has ended", {"session_id": "chat-session-123"}),
+    "session_active": (
+        "session 'chat-session-123' is active; end it first",
+        {"session_id": "chat-session-123"},
+    ),
+    "session_has_active_runs": (
+        "session 'chat-session-123' has running runs; finish them first",
+        {"session_id": "chat-session-123"},
+    ),
+    "run_conflict": (
+        "run 'run-42' already exists (in this session) with another identity",
+        {"run_id": "run-42"},
+    ),
+    "run_terminal_conflict": ("run 'run-42' is already completed", {"run_id": "run-42"}),
+    "run_cancellation_conflict": (
+        "run 'run-42' was already canceled with reason 'user_requested'",
+        {"run_id": "run-42"},
+    ),
+    "run_suspension_conflict": ("run 'run-42' holds another checkpoint", {"run_id": "run-42"}),
+    "run_not_active": ("run 'run-42' is completed", {"run_id": "run-42"}),
+    "run_session_mismatch": (
+        "parent run 'run-42' is in session 'chat-session-123', not 'chat-session-124'",
+        {"run_id": "run-43"},
+    ),
+    "run_record_owner_mismatch": (
+        "record 'run-42:note-1' must carry agent 'planner' and session 'chat-session-123' of "
+        "run 'run-42'",
+        {"run_id": "run-42", "event_key": "run-42:note-1"},
+    ),
+    "event_conflict": (
+        "event 'run-42:note-1' of run 'run-42' is already stored with other content",
+        {"run_id": "run-42", "event_key": "run-42:note-1"},
+    ),
+    "import_conflict": (
+        "session 'chat-session-123' already exists",
+        {"session_id": "chat-session-123"},
+    ),
+    "invalid_transcript": ("the transcript breaks 1 planner rule(s)", {"run_id": "run-42"}),
+    "unsupported_media_type": ("the request body must be application/json, not text/plain", {}),
+}
+
+
+def problem_examples(codes: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """OpenAPI ``examples`` of a response: one real-looking problem per code."""
+    examples = {}
+    for code in codes:
+        status = STATUS_OF[code]
+        detail, extra = _EXAMPLE_DETAILS.get(code, (code.replace("_", " "), {}))
+        body = Problem(
+            type=f"urn:runtime-store:problem:{code}",
+            title=_TITLES.get(status, "Error"),
+            status=status,
+            detail=detail,
+            code=code,
+            request_id="3f9c2b7e8d6a4c1e9b0f5a2d7c4e6b1a",
+            **extra,  # type: ignore[arg-type]
+        )
+        examples[code] = {"summary": code, "value": body.model_dump(mode="json", exclude_none=True)}
+    return examples
 
 
 def _describe(status: int, codes: Iterable[str]) -> str:
@@ -311,9 +438,26 @@ def _describe(status: int, codes: Iterable[str]) -> str:
 
 
 def problem_media_types(openapi: dict[str, Any]) -> dict[str, Any]:
-    """Declare every error response as ``application/problem+json``, as it is sent."""
+    """Declare every error response as ``application/problem+json``, as it is sent, and
+    ``415 unsupported_media_type`` on every operation that takes a request body."""
     for path in openapi.get("paths", {}).values():
         for operation in path.values():
+            if "requestBody" in operation:
+                operation.setdefault("responses", {}).setdefault(
+                    "415",
+                    {
+                        "description": _describe(415, ["unsupported_media_type"]),
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/Problem"},
+                                "examples": problem_examples(["unsupported_media_type"]),
+                            }
+                        },
+                    },
+                )
+                operation["responses"] = dict(
+                    sorted(operation["responses"].items(), key=lambda item: str(item[0]))
+                )
             for status, response in operation.get("responses", {}).items():
                 content = response.get("content")
                 if int(status) >= 400 and content and "application/json" in content:

@@ -8,6 +8,8 @@ import uuid
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.observability.context import REQUEST_ID
+
 HEADER = "x-request-id"
 _SANE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
@@ -29,6 +31,9 @@ class RequestIdMiddleware:
         incoming = dict(scope["headers"]).get(HEADER.encode(), b"").decode("latin-1")
         request_id = incoming if _SANE.fullmatch(incoming) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
+        # Every log line written while this request is served carries its ID (the request
+        # runs in a task of its own, so the value ends with it).
+        REQUEST_ID.set(request_id)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from app.observability.context import note_record
 from runtime_store_client import (
     AppendResult,
     CancellationReason,
@@ -224,6 +225,7 @@ class AppendResultBody(WireModel):
 
     @classmethod
     def of(cls, result: AppendResult) -> Self:
+        note_record(result.inserted)  # every record result is rendered here: its metrics
         return cls.model_construct(
             id=result.id, inserted=result.inserted, session_status=result.session_status
         )

@@ -2,7 +2,15 @@
 
 from .engine import create_engine
 from .migrate import upgrade_schema
+from .notifications import Notifications, Subscription
 from .store import SqlStore
 from .unit_of_work import is_transient
 
-__all__ = ["SqlStore", "create_engine", "is_transient", "upgrade_schema"]
+__all__ = [
+    "Notifications",
+    "SqlStore",
+    "Subscription",
+    "create_engine",
+    "is_transient",
+    "upgrade_schema",
+]

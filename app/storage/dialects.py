@@ -12,15 +12,23 @@ chosen once per engine:
   driver connection (driver.py); SQLite sends each statement through SQLAlchemy.
 * **purge batches**: SQLite pauses between batches, so a writer waiting in its busy
   handler gets the lock in between.
+* **snapshots and exclusive jobs** (export, retention): PostgreSQL reads an export in a
+  REPEATABLE READ, READ ONLY transaction and lets one replica sweep at a time with an
+  advisory lock; SQLite's deferred read transaction is already a snapshot, and one process
+  serves its file.
 """
 
 from __future__ import annotations
 
 import abc
+import hashlib
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.engine import Engine
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
 
 from runtime_store_client import SessionPurgedError
 
@@ -96,6 +104,22 @@ class Dialect(abc.ABC):
         """Called after each purge batch that took ``elapsed`` seconds; no pause by default
         (PostgreSQL's row locks let writers through)."""
         del elapsed
+
+    def begin_snapshot(self, conn: Connection) -> None:
+        """Make the transaction just begun on ``conn`` read one consistent snapshot. SQLite:
+        a deferred transaction in WAL mode already does, from its first read."""
+        del conn
+
+    def insert_many(self, conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """Insert many rows at once (an import's batches); SQLite: one executemany."""
+        conn.execute(table.insert(), rows)
+
+    @contextmanager
+    def exclusive(self, engine: Engine, name: str) -> Iterator[bool]:
+        """Whether this process may run the job ``name`` now, held until the block ends.
+        SQLite: always (one process serves a SQLite file; its writes serialise anyway)."""
+        del engine, name
+        yield True
 
 
 def _run_update(run: RunState) -> dict[str, Any]:
@@ -175,6 +199,49 @@ class PostgresDialect(Dialect):
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:
         return tx.run(run.run_id, lock=True) or run
+
+    def begin_snapshot(self, conn: Connection) -> None:
+        conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+
+    def insert_many(self, conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """One ``COPY … FROM STDIN`` on the driver connection: about three times the rows
+        per second of an INSERT (psycopg's executemany sends a statement per row, each
+        firing the statement-level triggers, the live tail's NOTIFY, once more). Driver
+        errors come back as SQLAlchemy's, as from any statement."""
+        names = tuple(rows[0])
+        sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
+        dbapi = conn.dialect.loaded_dbapi
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        try:
+            with driver.cursor() as cursor, cursor.copy(sql) as copy:
+                for row in rows:
+                    copy.write_row([row[name] for name in names])
+        except dbapi.Error as exc:  # as driver.py maps the errors of its statements
+            invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+            if invalidated:
+                conn.invalidate(exc)
+            raise sa.exc.DBAPIError.instance(
+                sql,
+                None,
+                exc,
+                dbapi.Error,
+                hide_parameters=True,
+                connection_invalidated=invalidated,
+                dialect=conn.dialect,
+            ) from exc
+
+    @contextmanager
+    def exclusive(self, engine: Engine, name: str) -> Iterator[bool]:
+        """A session-level advisory lock on its own connection: one replica at a time."""
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            acquired = bool(conn.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar())
+            try:
+                yield acquired
+            finally:
+                if acquired:
+                    conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
 
     def flush(self, tx: Tx) -> None:
         if not self._flush_fused(tx):

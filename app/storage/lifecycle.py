@@ -134,9 +134,10 @@ def record_run_suspension(
     return ctx.uow.write(operation)
 
 
-def _check_terminal_against_run(
+def check_terminal_against_run(
     run: RunState, terminal: RunStatus, payload: RunCompletedPayload
 ) -> None:
+    """The ``run_completed`` rules that need the run (3.10); an import checks them too."""
     if v.labels_json(payload.labels) != run.labels:
         raise InvalidArgumentError("run_completed labels must equal the run's labels")
     if terminal is RunStatus.CANCELED:
@@ -174,7 +175,7 @@ def record_run_terminal(
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        _check_terminal_against_run(run, terminal, payload)
+        check_terminal_against_run(run, terminal, payload)
         return _finish(tx, run, session, terminal, rec)
 
     return ctx.uow.write(operation)
@@ -233,7 +234,7 @@ def repair_run_terminal(
 
     def operation(tx: Tx) -> RepairResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        _check_terminal_against_run(run, terminal, payload)
+        check_terminal_against_run(run, terminal, payload)
         if run.status is RunStatus.RUNNING:
             return _stored(run, _finish(tx, run, session, terminal, rec))
         if run.status is terminal and run.terminal_key == rec.event_key:

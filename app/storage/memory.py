@@ -95,8 +95,7 @@ def append_memory_events(
     ctx.limits.check_id(idempotency_key, "idempotency_key")
     v.optional_text(idempotency_key, "idempotency_key")
     rows = [
-        _memory_row(agent_id, run_id, event, index, ctx.limits)
-        for index, event in enumerate(events)
+        memory_row(agent_id, run_id, event, index, ctx.limits) for index, event in enumerate(events)
     ]
     if not rows:
         return
@@ -153,9 +152,10 @@ def _json_text(data: Mapping[str, Any], what: str) -> str:
         raise InvalidArgumentError(f"{what} is not JSON: {exc}") from None
 
 
-def _memory_row(
+def memory_row(
     agent_id: str, run_id: str, event: MemoryEvent, index: int, limits: Limits
 ) -> dict[str, Any]:
+    """The ``memory_events`` row of a valid event (section 9); also checks imported ones."""
     what = f"events[{index}]"
     if not isinstance(event, MemoryEvent):
         raise InvalidArgumentError(f"{what} must be a MemoryEvent")

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from typing import Final
 
 import sqlalchemy as sa
 
 from app.domain import validation as v
-from runtime_store_client import RunStatus, SessionActiveError, SessionHasActiveRunsError
+from app.observability import metrics
+from runtime_store_client import (
+    RunStatus,
+    SessionActiveError,
+    SessionHasActiveRunsError,
+    SessionNotFoundError,
+)
 
 from .context import Context
 from .schema import (
@@ -68,17 +75,49 @@ _DELETE_MEMORY_BATCHES: Final = memory_batches.delete().where(
 
 def purge_session(ctx: Context, session_id: str) -> None:
     """Delete an ended session with everything it holds; its IDs stay reserved."""
-    v.require_id(session_id, "session_id")
-    ctx.uow.write(lambda tx: _tombstone(tx, session_id))
+    tombstone_session(ctx, session_id)
     _delete_purged_rows(ctx, session_id)
 
 
-def _tombstone(tx: Tx, session_id: str) -> None:
+def tombstone_session(
+    ctx: Context, session_id: str, *, expected_records: int | None = None
+) -> bool:
+    """The purge's first transaction alone: from its commit the session and its runs are
+    unreachable; their rows wait for a batched deletion (retention deletes those of many
+    sessions together). With ``expected_records`` nothing happens and the answer is
+    ``False`` when the session holds another number of records by now (retention checks
+    the archive it has just written)."""
+    v.require_id(session_id, "session_id")
+    done: bool = ctx.uow.write(lambda tx: _tombstone(tx, session_id, expected_records))
+    return done
+
+
+def tombstone_sessions(ctx: Context, sessions: Sequence[tuple[str, int]]) -> list[str]:
+    """``tombstone_session`` for several sessions (with the records each must hold) in
+    one transaction: each passes or fails its own checks, and no check writes before it
+    passes, so a session refused leaves the others' purges intact. The IDs tombstoned."""
+
+    def operation(tx: Tx) -> list[str]:
+        done = []
+        for session_id, records in sessions:
+            try:
+                if _tombstone(tx, session_id, records):
+                    done.append(session_id)
+            except (SessionActiveError, SessionHasActiveRunsError, SessionNotFoundError):
+                continue
+        return done
+
+    return ctx.uow.write(operation)
+
+
+def _tombstone(tx: Tx, session_id: str, expected_records: int | None = None) -> bool:
     session = tx.session(session_id, lock=True)
     if session is None:
         raise not_found(session_id)
     if session.purged:
-        return
+        return True
+    if expected_records is not None and session.record_count != expected_records:
+        return False
     if session.status is SessionRowStatus.ACTIVE:
         raise SessionActiveError(
             f"session {session_id!r} is active; end it first", session_id=session_id
@@ -111,6 +150,8 @@ def _tombstone(tx: Tx, session_id: str) -> None:
         .where(sessions.c.session_id == session_id)
         .values(status=SessionRowStatus.PURGED.value, purged_at_ms=tx.now_ms)
     )
+    tx.purged.add(session_id)
+    return True
 
 
 def _batches(sizes: list[tuple[str, int | None]], session_id: str, batch: int) -> list[sa.Delete]:
@@ -151,7 +192,9 @@ def _batches(sizes: list[tuple[str, int | None]], session_id: str, batch: int) -
 
 
 def _execute(statement: sa.Delete, tx: Tx, params: dict[str, object] | None = None) -> int:
-    return tx.conn.execute(statement, params or {}).rowcount
+    deleted: int = tx.conn.execute(statement, params or {}).rowcount
+    metrics.rows_purged(getattr(statement.table, "name", "other"), deleted)
+    return deleted
 
 
 def _delete_purged_memory(ctx: Context, session_id: str) -> None:

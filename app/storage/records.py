@@ -9,6 +9,7 @@ drawn before commit).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -82,10 +83,23 @@ _RUN_PAGE: Final = _page_query(run_records.c.run_id, run_records.c.seq)
 _SESSION_PAGE: Final = _page_query(run_records.c.session_id, run_records.c.session_seq)
 
 
+@dataclass(frozen=True, slots=True)
+class StreamPage:
+    """Records with the cursor after each (the live tail's event IDs, 11.3), and whether
+    more existed at read time."""
+
+    records: list[Record]
+    cursors: list[str]
+    more: bool
+
+    def page(self) -> Page:
+        return Page(records=self.records, next_cursor=self.cursors[-1] if self.more else "")
+
+
 def _page(
     ctx: Context, tx: Tx, query: sa.Select[Any], owner: str, *, after: int, limit: int
-) -> tuple[list[Record], bool, int]:
-    """The records, whether more existed at read time, and the last position."""
+) -> tuple[list[Record], list[int], bool]:
+    """The records, their list positions, and whether more existed at read time."""
     rows = tx.conn.execute(
         query,
         {
@@ -97,22 +111,50 @@ def _page(
         },
     ).all()
     if not rows:
-        return [], False, after
-    return [record_from_row(row) for row in rows], rows[0].found > len(rows), rows[-1].pos
+        return [], [], False
+    return (
+        [record_from_row(row) for row in rows],
+        [row.pos for row in rows],
+        rows[0].found > len(rows),
+    )
+
+
+def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> StreamPage:
+    """The run's records after ``cursor``; each record's cursor is its ID (section 4)."""
+    v.require_id(run_id, "run_id")
+    size = cursors.check_limit(limit, ctx.page_max)
+
+    def operation(tx: Tx) -> StreamPage:
+        run = tx.existing_run(run_id)
+        after = cursors.decode_record_id_cursor(cursor, run.record_count)
+        records, _, more = _page(ctx, tx, _RUN_PAGE, run_id, after=after, limit=size)
+        return StreamPage(records, [record.id for record in records], more)
+
+    return ctx.uow.read(operation)
+
+
+def session_records_after(ctx: Context, session_id: str, cursor: str, limit: int) -> StreamPage:
+    """Every record of a session's runs after ``cursor``, in commit order; each record's
+    cursor is sealed to the session's list."""
+    size = cursors.check_limit(limit, ctx.page_max)
+    v.optional_text(session_id, "session_id")
+    after = 0
+    if cursor:
+        (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
+    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
+
+    def operation(tx: Tx) -> tuple[list[Record], list[int], bool]:
+        readable_session(tx, session_id)
+        return _page(ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size)
+
+    records, positions, more = ctx.uow.read(operation)
+    sealed = [codec.seal(cursors.SESSION_RECORDS, session_id, [p]) for p in positions]
+    return StreamPage(records, sealed, more)
 
 
 def list_run_records(ctx: Context, run_id: str, cursor: str, limit: int) -> Page:
     """A page of one run's records, oldest first; the cursor is the last record ID."""
-    v.require_id(run_id, "run_id")
-    size = cursors.check_limit(limit, ctx.page_max)
-
-    def operation(tx: Tx) -> Page:
-        run = tx.existing_run(run_id)
-        after = cursors.decode_record_id_cursor(cursor, run.record_count)
-        records, more, _ = _page(ctx, tx, _RUN_PAGE, run_id, after=after, limit=size)
-        return Page(records=records, next_cursor=records[-1].id if more else "")
-
-    return ctx.uow.read(operation)
+    return run_records_after(ctx, run_id, cursor, limit).page()
 
 
 def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: int) -> Page:
@@ -122,12 +164,16 @@ def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: 
     after = 0
     if cursor:
         (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
-    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
+    codec = ctx.cursors.codec()
 
     def operation(tx: Tx) -> Page:
         readable_session(tx, session_id)
-        records, more, last = _page(ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size)
-        next_cursor = codec.seal(cursors.SESSION_RECORDS, session_id, [last]) if more else ""
+        records, positions, more = _page(
+            ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size
+        )
+        next_cursor = (
+            codec.seal(cursors.SESSION_RECORDS, session_id, positions[-1:]) if more else ""
+        )
         return Page(records=records, next_cursor=next_cursor)
 
     return ctx.uow.read(operation)

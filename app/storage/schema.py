@@ -64,6 +64,10 @@ sa.Index(
     sessions.c.created_at_ms.desc(),
     sessions.c.session_id,
 )
+# Retention (11.4): the ended sessions whose end is older than a cutoff, one range.
+sa.Index(
+    "ix_sessions_status_ended", sessions.c.status, sessions.c.ended_at_ms, sessions.c.session_id
+)
 
 runs = sa.Table(
     "runs",
@@ -128,7 +132,8 @@ run_tombstones = sa.Table(
     "run_tombstones",
     metadata,
     sa.Column("run_id", sa.Text(), primary_key=True),
-    sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=False),
+    # NULL: a sessionless run deleted by retention (app/storage/retention.py).
+    sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=True),
     # A purge finds the records it still has to delete through its tombstones.
     sa.Index(None, "session_id"),
 )

@@ -9,13 +9,15 @@ order CONTRACT.md gives them, buffers its writes and flushes them just before th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from app.domain.limits import Limits
+from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
 from runtime_store_client import (
     AppendResult,
@@ -37,10 +39,25 @@ from runtime_store_client import (
     SessionStatus,
     Snapshot,
 )
+from runtime_store_client.protocols import BinaryReader, BinaryWriter
 
-from . import batch, lifecycle, memory, purge, records, runs, search, sessions, starts
+from . import (
+    batch,
+    export,
+    importer,
+    lifecycle,
+    memory,
+    purge,
+    records,
+    retention,
+    runs,
+    search,
+    sessions,
+    starts,
+)
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
+from .records import StreamPage
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 
 
@@ -59,6 +76,7 @@ class SqlStore:
         purge_batch: int = DEFAULT_PURGE_BATCH,
     ) -> None:
         uow = UnitOfWork(engine, clock=clock, attempts=attempts)
+        self._clock = clock
         self._ctx = Context(
             uow=uow,
             limits=limits or Limits(),
@@ -67,6 +85,11 @@ class SqlStore:
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,
         )
+
+    def watch_commits(self, callback: Callable[[set[tuple[str, str]]], None] | None) -> None:
+        """Tell ``callback`` the (session_id, run_id) pairs each committed write gave
+        records (run "" for a purged session): the live tail's in-process wake-ups."""
+        self._ctx.uow.committed = callback
 
     # --- starts (3.3-3.6, 3.13) ---------------------------------------------------------
 
@@ -105,6 +128,16 @@ class SqlStore:
     def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> Page:
         """A page of one run's records, oldest first (section 4)."""
         return records.list_run_records(self._ctx, run_id, cursor, limit)
+
+    def run_records_after(self, run_id: str, cursor: str = "", limit: int = 100) -> StreamPage:
+        """A page of one run's records with the cursor after each (the live tail, 11.3)."""
+        return records.run_records_after(self._ctx, run_id, cursor, limit)
+
+    def session_records_after(
+        self, session_id: str, cursor: str = "", limit: int = 100
+    ) -> StreamPage:
+        """A page of a session's records with the cursor after each (the live tail, 11.3)."""
+        return records.session_records_after(self._ctx, session_id, cursor, limit)
 
     def list_session_run_records(self, session_id: str, cursor: str = "", limit: int = 100) -> Page:
         """A page of every record of a session's runs, in commit order (section 4)."""
@@ -232,3 +265,48 @@ class SqlStore:
         call and keeps it across its retries); without one a fresh key is used.
         """
         memory.append_memory_events(self._ctx, agent_id, run_id, events, idempotency_key)
+
+    # --- export, import, retention (11.4) -------------------------------------------------
+
+    def export_session(self, session_id: str, file: BinaryWriter) -> None:
+        """Write the session's NDJSON export to a binary ``file``, read in one snapshot."""
+        for line in export.export_session(self._ctx, session_id):
+            file.write(line)
+
+    def export_lines(self, session_id: str) -> Iterator[bytes]:
+        """The export line by line: a generator holding the snapshot until it is closed."""
+        return export.export_session(self._ctx, session_id)
+
+    def import_session(self, file: BinaryReader) -> Session:
+        """Recreate an exported session, IDs and bytes identical, in one transaction."""
+        return importer.import_session(self._ctx, file)
+
+    def retention_sweep(
+        self,
+        policy: RetentionPolicy,
+        *,
+        dry_run: bool = False,
+        progress: retention.Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> retention.Sweep:
+        """Purge old ended sessions and delete old sessionless runs now (or count them)."""
+        return retention.sweep(
+            self._ctx,
+            policy,
+            now_ms=self._clock(),
+            dry_run=dry_run,
+            progress=progress,
+            should_stop=should_stop,
+        )
+
+    def retention_exclusive(self) -> AbstractContextManager[bool]:
+        """Whether this process may sweep now (one replica at a time), held for the block."""
+        return self._ctx.uow.dialect.exclusive(self._ctx.uow.engine, retention.LOCK_NAME)
+
+    def retention_sweeper(self, policy: RetentionPolicy, interval: timedelta) -> retention.Sweeper:
+        """A background sweeper (``start``/``stop``) sweeping every ``interval``."""
+        return retention.Sweeper(
+            run_sweep=lambda stop: self.retention_sweep(policy, should_stop=stop),
+            exclusive=self.retention_exclusive,
+            interval=interval,
+        )

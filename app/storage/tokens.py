@@ -25,6 +25,9 @@ from .unit_of_work import Tx, UnitOfWork
 
 T = TypeVar("T")
 
+#: Fewest random characters after the prefix of a token the operator chooses.
+MIN_SECRET = 32
+
 _BY_NAME = sa.select(api_tokens.c.name).where(api_tokens.c.name == sa.bindparam("name"))
 
 
@@ -90,15 +93,53 @@ class Tokens:
 
         self._uow.write(operation)
 
-    def any_configured(self) -> bool:
-        """Whether any token was ever created (revoked ones count: auth stays on).
+    def active_count(self) -> int:
+        """How many tokens are active (not revoked).
 
         ``unavailable`` when the database cannot answer, whatever the reason (down, or no
-        schema yet): nobody gets in until it does.
+        schema yet).
         """
-        return self._answered(
-            lambda tx: tx.conn.execute(sa.select(api_tokens.c.name).limit(1)).first() is not None
+        return int(
+            self._answered(
+                lambda tx: tx.conn.execute(
+                    sa.select(sa.func.count()).where(api_tokens.c.revoked_at_ms.is_(None))
+                ).scalar_one()
+            )
         )
+
+    def ensure(self, name: str, role: Role, token: str) -> str:
+        """Store ``token`` (chosen by the operator) under ``name`` unless that name exists:
+        what a container's first start does with the token given in its environment, and
+        every later start repeats harmlessly. Returns ``"created"``, ``"present"`` (this very
+        token), ``"revoked"`` (this token, revoked: it stays so) or ``"other"`` (the name
+        holds another token, or the token another name: both are left alone)."""
+        if not token.startswith(TOKEN_PREFIX) or len(token) < len(TOKEN_PREFIX) + MIN_SECRET:
+            raise TokenError(
+                f"a token must be {TOKEN_PREFIX!r} followed by at least {MIN_SECRET} random "
+                f"characters, e.g. python -c \"import secrets; print('{TOKEN_PREFIX}' + "
+                'secrets.token_urlsafe(32))"'
+            )
+        digest = self._digest(token)
+
+        def operation(tx: Tx) -> str:
+            # The token may also exist under another name (its digest is unique).
+            row = tx.conn.execute(
+                sa.select(api_tokens.c.name, api_tokens.c.digest, api_tokens.c.revoked_at_ms)
+                .where(sa.or_(api_tokens.c.name == name, api_tokens.c.digest == digest))
+                .order_by(api_tokens.c.name != name)
+            ).first()
+            if row is not None:
+                if row.name != name or not hmac.compare_digest(row.digest, digest):
+                    return "other"
+                return "present" if row.revoked_at_ms is None else "revoked"
+            tx.conn.execute(
+                api_tokens.insert().values(
+                    name=name, role=Role(role).value, digest=digest, created_at_ms=tx.now_ms
+                )
+            )
+            return "created"
+
+        return self._uow.write(operation)
 
     def authenticate(self, token: str) -> tuple[str, Role] | None:
         """The name and role of an active token, or ``None``."""

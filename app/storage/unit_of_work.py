@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from app.domain.validation import NewRun
+from app.observability import metrics
 from runtime_store_client import (
     InvalidArgumentError,
     RunNotFoundError,
@@ -109,6 +110,8 @@ class Tx:
     runs: dict[str, RunState] = field(default_factory=dict)
     sessions: dict[str, SessionState] = field(default_factory=dict)
     prefetched: dict[tuple[str, str], StoredRecord | None] = field(default_factory=dict)
+    #: (session_id, "") of each session this transaction purged, for the live tail.
+    purged: set[str] = field(default_factory=set)
 
     # --- sessions ---------------------------------------------------------------------
 
@@ -247,6 +250,12 @@ class Tx:
         """Write every buffered change; called once, right before the commit."""
         self.dialect.flush(self)
 
+    def changes(self) -> set[tuple[str, str]]:
+        """(session_id or "", run_id or "") of what the commit wrote: the records' runs and
+        the purged sessions (with run "")."""
+        written = {(row.get("session_id") or "", row["run_id"]) for row in self.records}
+        return written | {(session_id, "") for session_id in self.purged}
+
 
 class UnitOfWork:
     """Runs each operation in one transaction of one engine, retrying transient failures."""
@@ -258,6 +267,9 @@ class UnitOfWork:
         self.dialect = dialect_of(engine)
         self._clock = clock
         self._attempts = attempts
+        #: Told what each committed write changed (``Tx.changes``); the live tail's
+        #: in-process wake-ups. Called on the writing thread, after the commit.
+        self.committed: Callable[[set[tuple[str, str]]], None] | None = None
 
     def write(self, operation: Callable[[Tx], T]) -> T:
         """Run a write: on SQLite it holds the write lock from its first statement."""
@@ -270,6 +282,7 @@ class UnitOfWork:
         attempt = 0
         while True:
             attempt += 1
+            started = time.perf_counter()
             try:
                 return self._once(operation, write=write)
             except StoreError:
@@ -282,11 +295,17 @@ class UnitOfWork:
                 # A concurrent writer stored the same key first; the next attempt sees it.
                 if attempt >= self._attempts:
                     raise
+                metrics.transaction_retried("integrity")
             except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
                 if not is_transient(exc):
                     raise
                 if attempt >= self._attempts:
+                    metrics.transaction_unavailable()
                     raise UnavailableError(_unavailable_message(exc)) from exc
+                pool_timeout = isinstance(exc, sa.exc.TimeoutError)
+                metrics.transaction_retried("pool_timeout" if pool_timeout else "transient")
+            finally:
+                metrics.transaction_finished(write=write, seconds=time.perf_counter() - started)
             time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
 
     def _once(self, operation: Callable[[Tx], T], *, write: bool) -> T:
@@ -297,4 +316,6 @@ class UnitOfWork:
                 tx = Tx(conn, self.dialect, self._clock())
                 result = operation(tx)
                 tx.flush()
-            return result
+        if write and self.committed is not None and (tx.records or tx.purged):
+            self.committed(tx.changes())
+        return result

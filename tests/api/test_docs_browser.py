@@ -2,7 +2,9 @@
 
 Chromium may resolve and reach nothing but 127.0.0.1 (every other host is unresolvable and
 goes to a dead proxy), so a page that needed a CDN would not render. Its net log proves that
-every request the page made went to the live server.
+every request the page made went to the live server, and its console that the page tried
+no other: a load the docs' Content-Security-Policy blocks never reaches the net log, but
+Chromium reports it there.
 
 CI must run this: without ``/usr/bin/chromium`` the test fails, unless
 ``RUNTIME_STORE_ALLOW_NO_BROWSER=1`` lets it skip.
@@ -26,6 +28,8 @@ import pytest
 from tests.conftest import LiveServer
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: The page's console messages (CSP violations included) go to stderr.
+CONSOLE_LOGGING_FLAGS = ("--enable-logging=stderr", "--v=0")
 
 #: No host resolves but 127.0.0.1, and anything not bypassed goes to a closed port.
 NETWORK_ISOLATION_FLAGS = (
@@ -71,6 +75,8 @@ class Rendered:
     dom: str
     #: URLs the page itself requested (Chromium's own background requests left out).
     page_requests: list[str]
+    #: Loads the page attempted that its Content-Security-Policy blocked (console reports).
+    blocked: list[str]
     command: list[str]
 
 
@@ -96,14 +102,28 @@ def _page_requests(net_log: Path) -> list[str]:
     return urls
 
 
+def blocked_loads(stderr: str) -> list[str]:
+    """The console's reports of loads a Content-Security-Policy blocked."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if ":CONSOLE" in line and "Content Security Policy" in line
+    ]
+
+
 def render(url: str, tmp_path: Path, name: str, *extra: str) -> Rendered:
     net_log = tmp_path / f"{name}.netlog.json"
     command = chromium_command(
-        tmp_path / f"{name}-profile", f"--log-net-log={net_log}", *extra, "--dump-dom", url
+        tmp_path / f"{name}-profile",
+        f"--log-net-log={net_log}",
+        *CONSOLE_LOGGING_FLAGS,
+        *extra,
+        "--dump-dom",
+        url,
     )
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
-    return Rendered(result.stdout, _page_requests(net_log), command)
+    return Rendered(result.stdout, _page_requests(net_log), blocked_loads(result.stderr), command)
 
 
 def openapi_operations(server: LiveServer) -> list[dict[str, str]]:
@@ -139,6 +159,10 @@ def test_docs_pages_reference_no_external_host(sqlite_server: LiveServer) -> Non
         for url in re.findall(r"""(?:https?:)?//[^\s"'<>)]+""", text):
             assert urlsplit(url).hostname == "127.0.0.1", f"{page} references {url}"
         assert "/docs-assets/" in text
+    bundle = httpx.get(f"{sqlite_server.base_url}/docs-assets/redoc.standalone.js", timeout=10)
+    assert bundle.status_code == 200
+    assert "cdn.redoc.ly" not in bundle.text
+    assert "API docs by Redocly" in bundle.text
 
 
 def test_browser_cannot_reach_any_host_but_loopback(chromium: Path, tmp_path: Path) -> None:
@@ -156,6 +180,23 @@ def test_browser_cannot_reach_any_host_but_loopback(chromium: Path, tmp_path: Pa
     )
     assert "swagger-ui" not in result.stdout
     assert "ERR_" in result.stderr
+
+
+def test_the_console_reports_a_load_the_policy_blocked(chromium: Path, tmp_path: Path) -> None:
+    # The control for the blocked-load assertions below: ReDoc's CDN logo under a policy.
+    page = (
+        "data:text/html,<meta http-equiv='Content-Security-Policy' content=\"img-src 'self'\">"
+        "<img src='https://cdn.redoc.ly/redoc/logo-mini.svg'>"
+    )
+    result = subprocess.run(
+        [*chromium_command(tmp_path / "profile"), *CONSOLE_LOGGING_FLAGS, "--dump-dom", page],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    (blocked,) = blocked_loads(result.stderr)
+    assert "https://cdn.redoc.ly/redoc/logo-mini.svg" in blocked
 
 
 def test_swagger_ui_renders_every_operation_offline(
@@ -185,6 +226,7 @@ def test_swagger_ui_renders_every_operation_offline(
         assert f">{html.escape(operation['summary'], quote=False)}<" in dom, operation
 
     assert_only_loopback(rendered.page_requests, sqlite_server)
+    assert rendered.blocked == []
     requested = {urlsplit(url).path for url in rendered.page_requests}
     assert {
         "/docs-assets/swagger-ui.css",
@@ -216,9 +258,12 @@ def test_redoc_renders_every_operation_offline(redoc: Rendered, sqlite_server: L
 def test_redoc_requests_nothing_beyond_the_server(
     redoc: Rendered, sqlite_server: LiveServer
 ) -> None:
-    # The packaged ReDoc bundle names a CDN logo; the docs' Content-Security-Policy keeps
-    # the browser from requesting it.
+    # The packaged ReDoc bundle names a CDN logo: the copy served names none, so the page
+    # neither requests it nor tries to (a try would be a blocked load on the console).
     assert_only_loopback(redoc.page_requests, sqlite_server)
+    assert redoc.blocked == []
+    assert "API docs by Redocly" in redoc.dom
+    assert "cdn.redoc.ly" not in redoc.dom
 
 
 def test_docs_pages_carry_a_content_security_policy_of_self(sqlite_server: LiveServer) -> None:

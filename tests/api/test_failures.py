@@ -13,8 +13,11 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
+from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
+from app.main import create_app
+from app.settings import Settings
 from tests.api.conftest import client_for
 from tests.api.wire_builders import (
     T0_WIRE,
@@ -74,15 +77,28 @@ def test_a_write_against_an_unreachable_database_is_unavailable_with_retry_after
     assert not any(leak in response.text for leak in LEAKS), body
 
 
-def test_a_malformed_body_while_the_database_is_unreachable_is_unavailable(
+def test_a_malformed_body_with_a_token_while_the_database_is_unreachable_is_unavailable() -> None:
+    # Whether the token may see a validation error is unknown until the database answers:
+    # not a 422, not a 500.
+    app = create_app(Settings(database_url=UNREACHABLE, token_key=SecretStr("k" * 32)))
+    with TestClient(app, raise_server_exceptions=False) as keyed:
+        response = keyed.post(
+            "/v1/sessions",
+            content=b"{",
+            headers={"content-type": "application/json", "authorization": "Bearer rst_" + "x" * 43},
+        )
+    assert_problem(response, 503, "unavailable")
+    assert response.headers["retry-after"] == "1"
+
+
+def test_a_malformed_body_to_an_open_service_is_invalid_even_without_its_database(
     unreachable: TestClient,
 ) -> None:
-    # Whether a token is needed is unknown until the database answers: not a 422, not a 500.
+    # No token key: the service is open, known without asking the database.
     response = unreachable.post(
         "/v1/sessions", content=b"{", headers={"content-type": "application/json"}
     )
-    assert_problem(response, 503, "unavailable")
-    assert response.headers["retry-after"] == "1"
+    assert_problem(response, 422, "invalid_argument", errors=[("body.1", "json_invalid")])
 
 
 def test_readyz_is_503_and_healthz_is_200_when_the_database_is_unreachable(

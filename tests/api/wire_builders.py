@@ -38,6 +38,7 @@ Json = dict[str, Any]
 
 PROBLEM_JSON = "application/problem+json"
 TITLES = {
+    400: "Bad request",
     401: "Unauthenticated",
     403: "Permission denied",
     404: "Not found",
@@ -45,6 +46,7 @@ TITLES = {
     409: "Conflict",
     410: "Gone",
     413: "Payload too large",
+    415: "Unsupported media type",
     422: "Invalid argument",
     500: "Internal error",
     503: "Unavailable",

@@ -24,8 +24,8 @@ def fresh_sqlite_url(directory: Path) -> str:
 def fresh_postgres_url(server_database_url: str) -> Iterator[str]:
     """A new PostgreSQL database next to ``server_database_url``, migrated, dropped after.
 
-    Tests that create tokens use their own database: once a token exists, every app over
-    that database requires one, which must not leak into the shared test database.
+    Tests that create tokens use their own database: a database with active tokens keeps
+    ``serve`` without a token key from starting, which must not leak into the shared one.
     """
     admin = create_engine(
         make_url(server_database_url).set(database="postgres"),

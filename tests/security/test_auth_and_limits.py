@@ -59,8 +59,17 @@ def secured(engine: Engine) -> Iterator[Secured]:
     tokens = {role: registry.create(f"{role.value}-{uid('t')}", role) for role in Role}
     url = engine.url.render_as_string(hide_password=False)
     app = create_app(Settings(database_url=url, token_key=SecretStr(KEY)))
-    with TestClient(app, raise_server_exceptions=False) as http:
-        yield Secured(http, tokens, registry)
+    try:
+        with TestClient(app, raise_server_exceptions=False) as http:
+            yield Secured(http, tokens, registry)
+    finally:
+        # A shared database with active tokens would keep key-less servers from starting.
+        _drop_tokens(engine)
+
+
+def _drop_tokens(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM api_tokens")
 
 
 def test_tokens_are_random_prefixed_and_stored_only_as_keyed_hashes(engine: Engine) -> None:
@@ -75,6 +84,7 @@ def test_tokens_are_random_prefixed_and_stored_only_as_keyed_hashes(engine: Engi
     assert all(first not in str(row) and second not in str(row) for row in stored)
     assert Tokens(engine, "another-key").authenticate(first) is None
     assert registry.authenticate(first) == ("a", Role.WORKER)
+    _drop_tokens(engine)
 
 
 def test_a_request_without_a_token_is_unauthenticated_with_www_authenticate(
@@ -185,14 +195,22 @@ def test_http_store_sends_its_token_and_maps_401_to_auth_error(
         engine.dispose()
 
 
-def test_serve_refuses_a_public_address_without_tokens_unless_insecure(tmp_path: Path) -> None:
+def test_serve_refuses_a_public_address_without_a_token_key_unless_insecure(
+    tmp_path: Path,
+) -> None:
     url = f"sqlite:///{tmp_path / 'open.db'}"
     upgrade_schema(url)
     result = CliRunner().invoke(
-        cli, ["serve", "--host", "0.0.0.0", "--no-migrate"], env={"RUNTIME_STORE_DATABASE_URL": url}
+        cli,
+        ["serve", "--host", "0.0.0.0", "--no-migrate"],
+        env={"RUNTIME_STORE_DATABASE_URL": url, "RUNTIME_STORE_TOKEN_KEY": None},
     )
     assert result.exit_code == 2
-    assert "--insecure" in result.output
+    assert result.output.strip().splitlines() == [
+        "refusing to serve: 0.0.0.0 is not a loopback address and RUNTIME_STORE_TOKEN_KEY is "
+        "not set: set it (tokens are then required; see README, Run it securely), or pass "
+        "--insecure to serve without authentication"
+    ]
 
 
 # --- bounds ------------------------------------------------------------------------------

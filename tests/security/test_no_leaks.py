@@ -8,6 +8,8 @@ whose every logger (the app's, uvicorn's, SQLAlchemy's) is captured at DEBUG.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import threading
 import time
@@ -27,15 +29,18 @@ from starlette.testclient import TestClient
 
 from app.domain.tokens import TOKEN_PREFIX, Role
 from app.main import create_app
+from app.observability.logs import JsonFormatter
 from app.settings import Settings
 from app.storage import create_engine
 from app.storage.tokens import Tokens
+from runtime_store_client import Checkpoint
 from tests.api.wire_builders import (
     append_body,
     create_session,
     note,
     ok,
     start_root,
+    suspension_body,
     wire_record,
 )
 from tests.conftest import free_port
@@ -114,13 +119,14 @@ CLIENT_LOGGERS: Final = ("httpx", "httpcore")
 
 
 def logged_text(caplog: pytest.LogCaptureFixture) -> str:
-    """The server's captured records, messages, arguments and tracebacks included."""
+    """The server's captured records, messages, arguments and tracebacks included, and
+    the same records as ``serve`` writes them (JSON lines, every field; each must parse)."""
     formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
-    return "\n".join(
-        formatter.format(record)
-        for record in caplog.records
-        if record.name.split(".")[0] not in CLIENT_LOGGERS
-    )
+    records = [r for r in caplog.records if r.name.split(".")[0] not in CLIENT_LOGGERS]
+    json_lines = [JsonFormatter().format(record) for record in records]
+    for line in json_lines:
+        json.loads(line)
+    return "\n".join([formatter.format(record) for record in records] + json_lines)
 
 
 # --- databases with tokens -------------------------------------------------------------
@@ -303,7 +309,7 @@ class LiveLogs:
 
     text: str
     tokens: list[str]
-    payloads: list[str]
+    payloads: list[str]  # and the checkpoint, as bytes and as base64
 
 
 @pytest.fixture
@@ -311,10 +317,12 @@ def live_logs(credentials: Credentials, all_logs: pytest.LogCaptureFixture) -> L
     """Serve the app with uvicorn (in a thread, logging into caplog) and exercise it.
 
     The session stores, reads back and conflicts distinctive payloads, writes one that the
-    database refuses, and sends bad, revoked and under-privileged tokens.
+    database refuses, suspends with a distinctive checkpoint and reads it back, and sends
+    bad, revoked and under-privileged tokens.
     """
     _explode_on(credentials.database_url, "explode")
     markers = [f"PAYLOAD-{name}-{uuid.uuid4().hex}" for name in ("kept", "changed", "failed")]
+    checkpoint = Checkpoint(id="cp-leak", data=f"CHECKPOINT-{uuid.uuid4().hex}".encode())
     config = uvicorn.Config(
         create_app(credentials.settings()),
         host="127.0.0.1",
@@ -350,6 +358,9 @@ def live_logs(credentials: Credentials, all_logs: pytest.LogCaptureFixture) -> L
             bad_json = note(run, "bad", payload=f'{{"secret":"{markers[0]}"'.encode())
             invalid = http.post(f"/v1/runs/{run.run_id}/records", json=append_body(bad_json))
             assert invalid.status_code == 422, invalid.text
+            suspension = f"/v1/runs/{run.run_id}/suspension"
+            ok(http.post(suspension, json=suspension_body(run, checkpoint)))
+            ok(http.get(suspension))
             for token in (credentials.unknown, credentials.revoked, credentials.reader):
                 other = {"Authorization": f"Bearer {token}"}
                 denied = http.post("/v1/sessions", json={}, headers=other)
@@ -360,13 +371,15 @@ def live_logs(credentials: Credentials, all_logs: pytest.LogCaptureFixture) -> L
     assert not thread.is_alive(), "uvicorn did not stop"
     logged = logged_text(all_logs)
     assert "uvicorn.access" in logged  # the server's loggers were captured
+    assert "runtime_store.access" in logged
     assert "sqlalchemy.engine" in logged
-    return LiveLogs(logged, credentials.all_tokens(), markers)
+    secrets = [*markers, checkpoint.data.decode(), base64.b64encode(checkpoint.data).decode()]
+    return LiveLogs(logged, credentials.all_tokens(), secrets)
 
 
 def test_a_live_server_never_logs_a_token(live_logs: LiveLogs) -> None:
     assert_clean_logs(live_logs.text, live_logs.tokens, "a token")
 
 
-def test_a_live_server_never_logs_payload_contents(live_logs: LiveLogs) -> None:
-    assert_clean_logs(live_logs.text, live_logs.payloads, "the payload")
+def test_a_live_server_never_logs_payload_or_checkpoint_contents(live_logs: LiveLogs) -> None:
+    assert_clean_logs(live_logs.text, live_logs.payloads, "a payload or checkpoint")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 
+from app.api.auth import AuthMode
 from app.api.deps import OffloadDep
 from app.storage.migrate import readiness
+from runtime_store_client import UnavailableError
 
 router = APIRouter(include_in_schema=False)
 
@@ -23,10 +25,21 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
+def _auth_readiness(auth: AuthMode, detail: str) -> tuple[bool, str]:
+    """Not ready while active tokens exist but the service runs open (no token key)."""
+    try:
+        problem = auth.misconfiguration()
+    except UnavailableError:
+        return False, "database unreachable"
+    return (False, problem) if problem else (True, detail)
+
+
 @router.get("/readyz")
 async def readyz(request: Request, offload: OffloadDep) -> JSONResponse:
-    """The database answers and its schema is at head; else 503."""
+    """The database answers, its schema is at head and the auth setup is sound; else 503."""
     ready, detail = await offload(readiness, request.app.state.engine)
+    if ready:
+        ready, detail = await offload(_auth_readiness, request.app.state.auth, detail)
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "detail": detail},
         status_code=200 if ready else 503,

@@ -182,6 +182,7 @@ def run_rows(conn: Connection, in_range: KeyRange) -> list[Row[Any]]:
     columns: list[sa.ColumnElement[Any]] = [
         sessions.c.status.label("session_status"),
         checkpoints.c.checkpoint_id,
+        run_tombstones.c.run_id.label("tombstoned"),
         run_tombstones.c.session_id.label("tombstone_session"),
         parent.c.run_id.label("parent_found"),
         parent.c.session_id.label("parent_session"),

@@ -72,7 +72,8 @@ class VerifyReport:
         if self.purge_pending_records or self.purge_pending_checkpoints:
             pending = (
                 f"; {self.purge_pending_records} records and {self.purge_pending_checkpoints} "
-                "checkpoints of purged sessions not yet deleted (purge those sessions again)"
+                "checkpoints of purged sessions or deleted sessionless runs not yet deleted "
+                "(purge those sessions again, or run retention)"
             )
         return (
             f"checked {self.runs_checked} runs, {self.sessions_checked} sessions, "

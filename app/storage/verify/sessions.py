@@ -2,9 +2,10 @@
 
 A purge (CONTRACT.md 3.1) makes a session's runs unreachable in one transaction: it turns
 the session row into a tombstone (status ``purged``), deletes the runs and leaves a run
-tombstone per run; their records and checkpoints may be deleted in later batches. So a
-record or checkpoint of no run is pending deletion when its run is tombstoned, and
-dangling otherwise.
+tombstone per run; their records and checkpoints may be deleted in later batches. Retention
+(11.4) deletes terminal sessionless runs the same way, with run tombstones that name no
+session. So a record or checkpoint of no run is pending deletion when its run is
+tombstoned, and dangling otherwise.
 """
 
 from __future__ import annotations
@@ -99,11 +100,13 @@ def not_purged(run: RunFacts) -> Iterator[str]:
     if row.session_status == SessionRowStatus.PURGED.value:
         held = f"{run.stats.n} records" + (" and a checkpoint" if row.checkpoint_id else "")
         yield f"run of the purged session remains with {held}"
-    if row.tombstone_session is not None:
-        yield (
-            f"run ID was tombstoned by the purge of session {row.tombstone_session!r} "
-            "but the run exists"
+    if row.tombstoned is not None:
+        by = (
+            f"the purge of session {row.tombstone_session!r}"
+            if row.tombstone_session is not None
+            else "retention (a sessionless run)"
         )
+        yield f"run ID was tombstoned by {by} but the run exists"
 
 
 CHECKS: Final[RunChecks] = (
@@ -151,12 +154,14 @@ def _tombstoned(conn: Connection, run_ids: list[str]) -> set[str]:
 
 
 def check_tombstones(conn: Connection, in_range: KeyRange) -> Iterator[Violation]:
-    """Every run tombstone points at a session that is purged."""
+    """Every run tombstone of a session points at a session that is purged (a tombstone
+    without a session is a sessionless run deleted by retention)."""
     query = (
         sa.select(run_tombstones.c.run_id, run_tombstones.c.session_id, sessions.c.status)
         .outerjoin(sessions, sessions.c.session_id == run_tombstones.c.session_id)
         .where(
             in_range(run_tombstones.c.run_id),
+            run_tombstones.c.session_id.is_not(None),
             sa.or_(sessions.c.status.is_(None), sessions.c.status != SessionRowStatus.PURGED.value),
         )
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .transcript.violations import TranscriptViolation
@@ -57,8 +57,15 @@ class StoreError(Exception):
 
 
 class InvalidArgumentError(StoreError):
+    """Input that breaks a rule. ``line`` is the 1-based line of an imported session file
+    that broke it (CONTRACT.md 11.4), 0 otherwise."""
+
     default_code = "invalid_argument"
     default_status = 422
+
+    def __init__(self, message: str = "", *, line: int = 0, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.line = line
 
 
 class InvalidTranscriptError(StoreError):
@@ -182,6 +189,13 @@ class EventConflictError(ConflictError):
     default_code = "event_conflict"
 
 
+class ImportConflictError(ConflictError):
+    """An imported session's or run's ID already exists (CONTRACT.md 11.4); the error names
+    it in ``session_id`` or ``run_id``."""
+
+    default_code = "import_conflict"
+
+
 class PayloadTooLargeError(StoreError):
     default_code = "payload_too_large"
     default_status = 413
@@ -217,6 +231,7 @@ _BY_CODE: dict[str, type[StoreError]] = {
         RunSessionMismatchError,
         RunRecordOwnerMismatchError,
         EventConflictError,
+        ImportConflictError,
         PayloadTooLargeError,
         UnavailableError,
     )

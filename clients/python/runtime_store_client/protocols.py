@@ -215,3 +215,31 @@ class AsyncMemoryStore(Protocol):
     async def append_memory_events(
         self, agent_id: str, run_id: str, events: Sequence[MemoryEvent]
     ) -> None: ...
+
+
+class BinaryReader(Protocol):
+    """A binary file open for reading (``open(path, "rb")``, ``io.BytesIO``)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class BinaryWriter(Protocol):
+    """A binary file open for writing (``open(path, "wb")``, ``io.BytesIO``)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+@runtime_checkable
+class SessionTransfer(Protocol):
+    """Whole sessions out and in as NDJSON files (CONTRACT.md 11.4)."""
+
+    def export_session(self, session_id: str, file: BinaryWriter) -> None: ...
+    def import_session(self, file: BinaryReader) -> Session: ...
+
+
+@runtime_checkable
+class AsyncSessionTransfer(Protocol):
+    """Whole sessions out and in as NDJSON files (CONTRACT.md 11.4)."""
+
+    async def export_session(self, session_id: str, file: BinaryWriter) -> None: ...
+    async def import_session(self, file: BinaryReader) -> Session: ...

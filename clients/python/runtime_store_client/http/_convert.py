@@ -365,6 +365,8 @@ def problem_error(response: httpx.Response) -> StoreError:
         session_id=str(body.get("session_id") or ""),
         event_key=str(body.get("event_key") or ""),
     )
+    if isinstance(error, InvalidArgumentError) and isinstance(body.get("line"), int):
+        error.line = body["line"]  # the broken line of an imported session file (11.4)
     error.retry_after = retry_after
     return error
 

@@ -20,6 +20,7 @@ import httpx
 
 from .._generated.client import AuthenticatedClient, Client
 from ..errors import StoreError
+from ..protocols import BinaryReader, BinaryWriter
 from ..transcript import Message
 from ..types import (
     AppendResult,
@@ -42,8 +43,10 @@ from ..types import (
     Snapshot,
 )
 from . import _calls as calls
-from ._convert import problem_error
+from . import _lifecycle
+from ._convert import path_id, problem_error, session_path_id
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
+from ._tail import RecordTail, run_stream_path, session_stream_path
 
 T = TypeVar("T")
 
@@ -195,6 +198,19 @@ class HttpStore:
         """A page of a session's records in commit order (section 4)."""
         return self._run(calls.session_records(session_id, cursor, limit))
 
+    def tail_run_records(self, run_id: str, cursor: str = "") -> RecordTail:
+        """The run's records after ``cursor``, then each one as it commits (11.3); ends
+        once the run is completed, failed or canceled and its last record was read, or
+        when its session is purged. Reconnects and resumes on a dropped connection."""
+        path = run_stream_path(path_id(run_id, "run_id"))
+        return RecordTail(self._client.get_httpx_client(), path, cursor, self._policy)
+
+    def tail_session_run_records(self, session_id: str, cursor: str = "") -> RecordTail:
+        """The session's records after ``cursor`` in commit order, then each one as it
+        commits (11.3); ends when the session is purged."""
+        path = session_stream_path(session_path_id(session_id))
+        return RecordTail(self._client.get_httpx_client(), path, cursor, self._policy)
+
     def create_session(self, session_id: str, created_at: datetime) -> Session:
         """Create a session, or return the active one (3.1)."""
         return self._run(calls.new_session(session_id, created_at))
@@ -328,3 +344,13 @@ class HttpStore:
             if not page.next_cursor:
                 return
             cursor = page.next_cursor
+
+    def export_session(self, session_id: str, file: BinaryWriter) -> None:
+        """Write the session's NDJSON export, read in one snapshot, to a binary file
+        (11.4); ``UnavailableError`` if it was cut short."""
+        _lifecycle.export_session(self._client.get_httpx_client(), self._policy, session_id, file)
+
+    def import_session(self, file: BinaryReader) -> Session:
+        """Recreate an exported session from a binary file in one transaction (11.4);
+        never retried (see ``http/_lifecycle.py``)."""
+        return _lifecycle.import_session(self._client.get_httpx_client(), file)

@@ -28,14 +28,15 @@ class Problem:
     """ An RFC 9457 problem; ``code`` is the stable machine-readable reason.
 
         Attributes:
-            type_ (str):
+            type_ (str): `urn:runtime-store:problem:` and the code.
             title (str):
-            status (int):
+            status (int): The HTTP status.
             detail (str):
             code (str): Stable error code of CONTRACT.md section 6.
             run_id (None | str | Unset):
             session_id (None | str | Unset):
             event_key (None | str | Unset):
+            line (int | None | Unset): The 1-based line of an imported session file that broke a rule.
             errors (list[FieldError] | None | Unset): The invalid fields of a validation error.
             violations (list[TranscriptViolationBody] | None | Unset): The broken rules of an `invalid_transcript` problem.
             request_id (None | str | Unset):
@@ -49,6 +50,7 @@ class Problem:
     run_id: None | str | Unset = UNSET
     session_id: None | str | Unset = UNSET
     event_key: None | str | Unset = UNSET
+    line: int | None | Unset = UNSET
     errors: list[FieldError] | None | Unset = UNSET
     violations: list[TranscriptViolationBody] | None | Unset = UNSET
     request_id: None | str | Unset = UNSET
@@ -88,6 +90,12 @@ class Problem:
             event_key = UNSET
         else:
             event_key = self.event_key
+
+        line: int | None | Unset
+        if isinstance(self.line, Unset):
+            line = UNSET
+        else:
+            line = self.line
 
         errors: list[dict[str, Any]] | None | Unset
         if isinstance(self.errors, Unset):
@@ -137,6 +145,8 @@ class Problem:
             field_dict["session_id"] = session_id
         if event_key is not UNSET:
             field_dict["event_key"] = event_key
+        if line is not UNSET:
+            field_dict["line"] = line
         if errors is not UNSET:
             field_dict["errors"] = errors
         if violations is not UNSET:
@@ -191,6 +201,16 @@ class Problem:
             return cast(None | str | Unset, data)
 
         event_key = _parse_event_key(d.pop("event_key", UNSET))
+
+
+        def _parse_line(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        line = _parse_line(d.pop("line", UNSET))
 
 
         def _parse_errors(data: object) -> list[FieldError] | None | Unset:
@@ -262,6 +282,7 @@ class Problem:
             run_id=run_id,
             session_id=session_id,
             event_key=event_key,
+            line=line,
             errors=errors,
             violations=violations,
             request_id=request_id,
