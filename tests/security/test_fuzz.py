@@ -54,9 +54,9 @@ from app.storage.tokens import Tokens
 from tests.security import fresh_postgres_url, fresh_sqlite_url
 
 #: Examples per operation in each schemathesis pass (positive, negative) and in each of the
-#: steered rounds: with a token 2 x 25 + 2 x 20 requests per operation, without 2 x 25.
-EXAMPLES_PER_OPERATION: Final = 25
-STEERED_EXAMPLES_PER_ROUND: Final = 20
+#: steered rounds: with a token 2 x 18 + 2 x 15 requests per operation, without 2 x 18.
+EXAMPLES_PER_OPERATION: Final = 18
+STEERED_EXAMPLES_PER_ROUND: Final = 15
 STEERED_ROUNDS: Final = 2
 TOKEN_KEY: Final = "fuzz-token-key-0123456789abcdef-0123456789"
 
