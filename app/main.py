@@ -26,6 +26,7 @@ from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcr
 from .api.routes.metrics import router as metrics_router
 from .api.routes.tail import TailSettings
 from .api.routes.transcripts import TranscriptBounds
+from .console import router as console_router
 from .observability.setup import Observability
 from .settings import Settings
 from .storage import Notifications, SqlStore, create_engine
@@ -142,6 +143,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         memory.router,
         tail.router,
         health.router,
+        console_router,  # /console: HTML over the routes above, kept out of the document
     ):
         app.include_router(router)
     if settings.metrics:

@@ -77,6 +77,11 @@ def _fused(run_update: str) -> str:
     )
 
 
+#: ``SqlStore.append_run_record`` on PostgreSQL (migration 0010): one statement in autocommit.
+APPEND_RECORD = (
+    "SELECT outcome, record_id, session_status FROM "
+    "runtime_store_append_record(%s, %s, %s, %s, %s, %s, %s, %s)"
+)
 #: An append moves the counters only; a terminal write also changes the run's state.
 FUSED_APPEND = _fused(UPDATE_RUN_COUNT)
 FUSED_TERMINAL = _fused(UPDATE_RUN)
@@ -98,19 +103,17 @@ SELECT_MEMORY = (
 )
 
 
-def _page_query(where: str, position: str) -> str:
-    """``SqlStore._record_page``: keys by index range, byte budget cut by window sums."""
+_PAGE_COLUMNS = "seq, event_key, run_id, agent_id, session_id, turn_id, type, payload, timestamp_ms"
+
+
+def _page_query(where: str, position: str) -> tuple[str, str]:
+    """``records._page_query``: the next ``limit + 1`` positions with their payload sizes,
+    then the rows of the records the byte budget keeps."""
     return (
-        "WITH page_keys AS (SELECT run_id, seq, "
-        f"{position} AS pos, length(payload) AS size FROM run_records "
-        f"WHERE {where} = %s AND {position} > %s ORDER BY {position} LIMIT %s), "
-        "page_sized AS (SELECT run_id, seq, pos, sum(size) OVER (ORDER BY pos) AS total_size, "
-        "row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS found FROM page_keys) "
-        f"SELECT {', '.join('r.' + c.strip() for c in _RECORD_COLUMNS.split(','))}, "
-        "page_sized.pos, page_sized.found FROM run_records AS r JOIN page_sized "
-        "ON r.run_id = page_sized.run_id AND r.seq = page_sized.seq "
-        "WHERE page_sized.n <= %s AND (page_sized.n = 1 OR page_sized.total_size <= %s) "
-        "ORDER BY page_sized.pos"
+        f"SELECT {position}, length(payload) FROM run_records "
+        f"WHERE {where} = %s AND {position} > %s ORDER BY {position} LIMIT %s",
+        f"SELECT {_PAGE_COLUMNS}, {position} FROM run_records "
+        f"WHERE {where} = %s AND {position} > %s AND {position} <= %s ORDER BY {position}",
     )
 
 
@@ -253,7 +256,25 @@ class CeilingStore:
         return str(seq)
 
     def append_run_record(self, record: Record) -> str:
-        return self._write_record(record.run_id, record)
+        """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
+        self.conn.autocommit = True
+        try:
+            row = self._one(
+                APPEND_RECORD,
+                record.run_id,
+                record.event_key,
+                record.agent_id,
+                record.session_id or None,
+                record.turn_id,
+                record.type,
+                record.payload,
+                to_millis(record.timestamp, "timestamp"),
+            )
+        finally:
+            self.conn.autocommit = False
+        if row is None or row[0] == "refused":
+            raise RuntimeError(f"the ceiling appends new records or exact retries only: {row}")
+        return str(row[1])
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[str]:
         """``SqlStore.append_run_records`` of new records: lock through the run, the run,
@@ -290,9 +311,20 @@ class CeilingStore:
         self.conn.commit()
         return row
 
-    def _page(self, query: str, key: str, after: int, limit: int) -> list[tuple[Any, ...]]:
-        rows = self._execute(query, (key, after, limit + 1, limit, PAGE_BYTE_BUDGET))
-        return rows.fetchall()
+    def _page(
+        self, query: tuple[str, str], key: str, after: int, limit: int
+    ) -> list[tuple[Any, ...]]:
+        keys = self._execute(query[0], (key, after, limit + 1)).fetchall()
+        if not keys:
+            return []
+        total, kept = 0, 0
+        for kept, (_, size) in enumerate(keys[:limit]):
+            total += size
+            if kept and total > PAGE_BYTE_BUDGET:
+                break
+        else:
+            kept = min(len(keys), limit)
+        return self._execute(query[1], (key, after, keys[kept - 1][0])).fetchall()
 
     def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> int:
         run = self._one(SELECT_RUN, run_id)

@@ -10,7 +10,17 @@ DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Bytes of every appended record's payload (JSON text).
 PAYLOAD_BYTES = 1024
 #: What a run measures, in order (``--parts`` picks some).
-PARTS = ("grid", "pages", "purge", "memory", "search", "tail", "observability", "lifecycle")
+PARTS = (
+    "grid",
+    "pages",
+    "purge",
+    "memory",
+    "search",
+    "tail",
+    "console",
+    "observability",
+    "lifecycle",
+)
 #: Page size of every list operation.
 PAGE_SIZE = 100
 

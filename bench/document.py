@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .floor import BACKEND as FLOOR
+from .floor import FLOOR_JOBS
 from .report import CEILING, Row, number, table
 
 BACKENDS = (CEILING, "sqlstore/postgres", "http/postgres", "sqlstore/sqlite", "http/sqlite")
@@ -25,8 +27,19 @@ def _grid(rows: list[Row], workers: int) -> dict[tuple[str, str], Row]:
     return {(row.operation, row.backend): row for row in rows if row.workers == workers}
 
 
+def _ratios(row: Row, backend: str) -> str:
+    """``ops/s (ceiling ratio · floor ratio)``; the ceiling has only its floor ratio."""
+    ratios = []
+    if backend != CEILING and row.ratio is not None:
+        ratios.append(f"{row.ratio:.2f}")
+    if row.floor_ratio is not None:
+        ratios.append(f"f {row.floor_ratio:.2f}")
+    return f"{number(row.ops_per_s)} ({' · '.join(ratios)})" if ratios else number(row.ops_per_s)
+
+
 def summary(rows: list[Row], workers: int) -> str:
-    """ops/s (and the ratio to the ceiling) of every grid operation at ``workers``."""
+    """ops/s, the ratio to the ceiling and the ratio to the floor of every grid operation
+    at ``workers``."""
     grid = _grid(rows, workers)
     operations = list(dict.fromkeys(op for op, backend in grid if backend == CEILING))
     lines = [
@@ -37,13 +50,29 @@ def summary(rows: list[Row], workers: int) -> str:
         cells = []
         for backend in BACKENDS:
             row = grid.get((operation, backend))
-            if row is None:
-                cells.append("-")
-            elif backend == CEILING or row.ratio is None:
-                cells.append(number(row.ops_per_s))
-            else:
-                cells.append(f"{number(row.ops_per_s)} ({row.ratio:.2f})")
+            cells.append("-" if row is None else _ratios(row, backend))
         lines.append(f"| {operation} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def floors(rows: list[Row]) -> str:
+    """The floor rows (``floor.py``): ops/s and p50 at every worker count."""
+    found = [row for row in rows if row.backend == FLOOR]
+    levels = sorted({row.workers for row in found})
+    jobs = list(dict.fromkeys(row.operation for row in found))
+    by_key = {(row.operation, row.workers): row for row in found}
+    lines = [
+        "| floor job | " + " | ".join(f"{level} workers" for level in levels) + " |",
+        "| --- | " + " | ".join("--:" for _ in levels) + " |",
+    ]
+    for job in jobs:
+        cells = []
+        for level in levels:
+            row = by_key.get((job, level))
+            cells.append(
+                "-" if row is None else f"{number(row.ops_per_s)} ops/s, p50 {row.p50_ms:.2f} ms"
+            )
+        lines.append(f"| {job} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -68,6 +97,32 @@ def cpu(rows: list[Row], workers: int, operation: str) -> str:
     return "\n".join(lines)
 
 
+def cpu_by_operation(rows: list[Row], workers: int, backends: tuple[str, ...]) -> str:
+    """CPU milliseconds per call of the client (load process), the service and PostgreSQL,
+    for every grid operation of each of ``backends`` at ``workers``."""
+    grid = _grid(rows, workers)
+    operations = list(dict.fromkeys(op for op, backend in grid if backend == CEILING))
+    lines = [
+        "| operation | backend | ops/s | client (load) | service | postgres | total |",
+        "| --- | --- | --: | --: | --: | --: | --: |",
+    ]
+    for operation in operations:
+        for backend in backends:
+            row = grid.get((operation, backend))
+            if row is None or row.cpu_ms_per_op is None:
+                continue
+            used = row.cpu_ms_per_op
+            database = backend.rsplit("/", 1)[-1]
+            client = used.get("load", 0.0)
+            service = used.get(f"service-{database}", 0.0) if backend.startswith("http/") else 0.0
+            postgres = used.get("postgres", 0.0)
+            lines.append(
+                f"| {operation} | {backend} | {number(row.ops_per_s)} | {client:.2f} | "
+                f"{service:.2f} | {postgres:.2f} | {client + service + postgres:.2f} |"
+            )
+    return "\n".join(lines)
+
+
 def targets(document: dict[str, Any]) -> str:
     lines = ["| target | measured | |", "| --- | --- | --- |"]
     for target in document["targets"]:
@@ -79,7 +134,8 @@ def targets(document: dict[str, Any]) -> str:
 def render(path: Path) -> str:
     document = json.loads(path.read_text())
     rows = _rows(document)
-    top = max(row.workers for row in rows)
+    # The grid's largest worker count (other parts have rows with more subscribers).
+    top = max((row.workers for row in rows if row.operation in FLOOR_JOBS), default=1)
     meta = document["meta"]
     memory = ", ".join(
         f"{entry['service']} {entry['role']} {entry['peak_rss_mb']:.0f} MB"
@@ -89,12 +145,21 @@ def render(path: Path) -> str:
         [
             f"Result file `{path.name}`, commit `{str(meta.get('git_commit', '?'))[:7]}`, "
             f"{meta.get('elapsed_s', '?')} s.",
-            f"Throughput at {top} workers (ops/s, ratio to the same run's psycopg ceiling):",
+            "The physical floor of each job (`bench/floor.py`: psycopg, one connection per "
+            "worker, same run):",
+            floors(rows),
+            f"Throughput at {top} workers (ops/s; in brackets the ratio to the same run's "
+            "psycopg ceiling, then `f` the ratio to the floor of the job: inserts for writes, "
+            "the latest-100 select for reads; records/s for the batch row):",
             summary(rows, top),
             f"CPU per `append_run_record` at {top} workers (ms of CPU per call, from "
             "`/proc`: the load process, each service's process tree, the PostgreSQL "
             "backends of the benchmark database):",
             cpu(rows, top, "append_run_record"),
+            f"CPU per call of every operation at {top} workers, PostgreSQL (ms: the load "
+            "process, which is the client or the in-process store; the service's process "
+            "tree; the PostgreSQL backends):",
+            cpu_by_operation(rows, top, (CEILING, "sqlstore/postgres", "http/postgres")),
             "The whole table:",
             table(rows),
             f"Peak RSS (VmHWM): {memory}." if memory else "",

@@ -8,6 +8,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .floor import BACKEND as FLOOR
+from .floor import FLOOR_JOBS
+
 if TYPE_CHECKING:
     from .targets import Target
 
@@ -37,6 +40,9 @@ class Row:
     errors: int = 0
     note: str = ""
     ratio: float | None = None
+    #: ops/s (records/s for a batch call) over the physical floor of the same job and
+    #: workers in the same run (``floor.py``): what a user could do instead of calling us.
+    floor_ratio: float | None = None
     #: CPU milliseconds per call of the load process, the service and PostgreSQL.
     cpu_ms_per_op: dict[str, float] | None = None
 
@@ -66,12 +72,19 @@ class Row:
 
 
 def attach_ratios(rows: Sequence[Row]) -> None:
-    """``ratio`` = ops/s over the psycopg ceiling's ops/s for the same operation and workers."""
+    """``ratio`` = ops/s over the psycopg ceiling's ops/s for the same operation and workers;
+    ``floor_ratio`` = ops/s (records/s for a batch) over the floor of the operation's job
+    (``floor.FLOOR_JOBS``) at the same workers."""
     ceiling = {(row.operation, row.workers): row for row in rows if row.backend == CEILING}
+    floors = {(row.operation, row.workers): row for row in rows if row.backend == FLOOR}
     for row in rows:
         reference = ceiling.get((row.operation, row.workers))
         if reference is not None and reference.ops_per_s > 0:
             row.ratio = row.ops_per_s / reference.ops_per_s
+        job, per_call = FLOOR_JOBS.get(row.operation, ("", 1))
+        floor = floors.get((job, row.workers))
+        if floor is not None and floor.ops_per_s > 0:
+            row.floor_ratio = row.ops_per_s * per_call / floor.ops_per_s
 
 
 def number(value: float) -> str:
@@ -84,7 +97,17 @@ def number(value: float) -> str:
 
 def table(rows: Sequence[Row]) -> str:
     """The fixed-width table printed at the end of a run (and pasted into the docs)."""
-    header = ("operation", "backend", "workers", "ops/s", "p50 ms", "p99 ms", "ratio", "notes")
+    header = (
+        "operation",
+        "backend",
+        "workers",
+        "ops/s",
+        "p50 ms",
+        "p99 ms",
+        "ratio",
+        "floor",
+        "notes",
+    )
     lines = [
         (
             row.operation,
@@ -94,6 +117,7 @@ def table(rows: Sequence[Row]) -> str:
             number(row.p50_ms),
             number(row.p99_ms),
             "-" if row.ratio is None else f"{row.ratio:.2f}",
+            "-" if row.floor_ratio is None else f"{row.floor_ratio:.2f}",
             "; ".join(
                 part for part in (f"{row.errors} errors" if row.errors else "", row.note) if part
             ),
@@ -101,7 +125,7 @@ def table(rows: Sequence[Row]) -> str:
         for row in rows
     ]
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines, strict=True)]
-    right = {2, 3, 4, 5, 6}
+    right = {2, 3, 4, 5, 6, 7}
 
     def render(cells: Sequence[str]) -> str:
         parts = [

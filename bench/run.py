@@ -14,9 +14,10 @@ from pathlib import Path
 from app.storage import SqlStore, create_engine
 from runtime_store_client import HttpStore
 
-from . import bulk, servers
+from . import bulk, floor, servers
 from .ceiling import CeilingStore, connect
 from .config import Config
+from .console import console_targets, run_console
 from .drive import Measurement, drive_http, drive_threads
 from .lifecycle import lifecycle_targets, run_lifecycle
 from .machine import describe_machine
@@ -54,6 +55,8 @@ class Benchmark:
     sqlite: Database | None = None
     services: dict[str, servers.Service] = field(default_factory=dict)
     ceilings: list[CeilingStore] = field(default_factory=list)
+    #: One connection per worker for the physical floor (``floor.py``).
+    floors: list[floor.FloorStore] = field(default_factory=list)
     report: Report = field(default_factory=lambda: Report(meta={}))
     #: Operations whose ceiling no longer mirrors ``SqlStore`` (see ``check_mirror``).
     differing: set[str] = field(default_factory=set)
@@ -76,6 +79,7 @@ class Benchmark:
         self.sqlite = self._database("sqlite", sqlite_url)
         count = max(self.config.levels)
         self.ceilings = [CeilingStore(connect(postgres_url)) for _ in range(count)]
+        self.floors = [floor.FloorStore(connect(postgres_url)) for _ in range(count)]
 
     def _database(self, name: str, url: str) -> Database:
         # A connection per worker thread, as the ceiling has (an application sizes its pool
@@ -86,6 +90,8 @@ class Benchmark:
     def stop(self) -> None:
         for ceiling in self.ceilings:
             ceiling.close()
+        for floor_store in self.floors:
+            floor_store.close()
         for service in self.services.values():
             servers.stop_service(service)
         for db in (self.postgres, self.sqlite):
@@ -147,6 +153,13 @@ class Benchmark:
     def grid(self) -> None:
         config = self.config
         backends = self.backends()
+        # The physical floor of each job first, at every worker count of the grid.
+        floor.prepare(self.floors[0].conn)
+        for workers in config.levels:
+            for operation in (floor.INSERT, floor.SELECT):
+                self._cell(
+                    operation, floor.BACKEND, self._floor_measure, floor.calls(operation), workers
+                )
         for operation, prepare in WORKLOADS:
             if config.operations and operation not in config.operations:
                 continue
@@ -159,34 +172,48 @@ class Benchmark:
                 )
                 for backend in backends:
                     cell = Cell(backend.db, new_prefix(f"w{workers}"), workers, budget)
-                    calls = prepare(cell)
-                    cpu_before = self.cpu()
-                    measured = backend.measure(calls, workers)
-                    cpu_used = {
-                        name: seconds * 1000 / max(1, measured.calls)
-                        for name, seconds in self.cpu_since(cpu_before).items()
-                    }
-                    notes = [measured.first_error] if measured.errors else []
-                    if measured.exhausted:
-                        notes.append("run pool exhausted")
-                    row = Row.of(
-                        operation,
-                        backend.name,
-                        workers,
-                        measured.latencies,
-                        measured.seconds,
-                        errors=measured.errors,
-                        note="; ".join(notes),
-                    )
-                    row.cpu_ms_per_op = {name: round(ms, 3) for name, ms in cpu_used.items()}
-                    self.report.rows.append(row)
-                    cpu = " ".join(f"{k} {v:.2f}" for k, v in cpu_used.items() if v >= 0.005)
-                    log(
-                        f"{operation:32} {backend.name:18} {workers:3} "
-                        f"{row.ops_per_s:7.0f} ops/s  p50 {row.p50_ms:6.2f} ms  "
-                        f"p99 {row.p99_ms:7.2f} ms  cpu ms/op: {cpu}"
-                        f"{'  ' + row.note if row.note else ''}"
-                    )
+                    self._cell(operation, backend.name, backend.measure, prepare(cell), workers)
+
+    def _floor_measure(self, calls: CallFactory, workers: int) -> Measurement:
+        config = self.config
+        return drive_threads(self.floors[:workers], calls, workers, config.warmup, config.duration)
+
+    def _cell(
+        self,
+        operation: str,
+        backend: str,
+        measure: Callable[[CallFactory, int], Measurement],
+        calls: CallFactory,
+        workers: int,
+    ) -> None:
+        """Measure one cell of the grid and add its row (with the CPU each process used)."""
+        cpu_before = self.cpu()
+        measured = measure(calls, workers)
+        cpu_used = {
+            name: seconds * 1000 / max(1, measured.calls)
+            for name, seconds in self.cpu_since(cpu_before).items()
+        }
+        notes = [measured.first_error] if measured.errors else []
+        if measured.exhausted:
+            notes.append("run pool exhausted")
+        row = Row.of(
+            operation,
+            backend,
+            workers,
+            measured.latencies,
+            measured.seconds,
+            errors=measured.errors,
+            note="; ".join(notes),
+        )
+        row.cpu_ms_per_op = {name: round(ms, 3) for name, ms in cpu_used.items()}
+        self.report.rows.append(row)
+        cpu = " ".join(f"{k} {v:.2f}" for k, v in cpu_used.items() if v >= 0.005)
+        log(
+            f"{operation[:32]:32} {backend:18} {workers:3} "
+            f"{row.ops_per_s:7.0f} ops/s  p50 {row.p50_ms:6.2f} ms  "
+            f"p99 {row.p99_ms:7.2f} ms  cpu ms/op: {cpu}"
+            f"{'  ' + row.note if row.note else ''}"
+        )
 
     def cpu(self) -> dict[str, dict[int, float]]:
         """CPU seconds used so far by this process, each service and each PostgreSQL backend
@@ -257,6 +284,11 @@ class Benchmark:
     def tail(self) -> None:
         self.report.rows.extend(run_tail(self.config, self.services, log))
 
+    def console(self) -> None:
+        rows, summary = run_console(self.config, self.workdir, log)
+        self.report.rows.extend(rows)
+        self.report.meta["console"] = summary
+
     def observability(self) -> None:
         comparisons = run_observability(self.config, self.workdir, self.databases()[0], log)
         for comparison in comparisons:
@@ -283,6 +315,7 @@ class Benchmark:
         self.report.targets += tail_targets(self.report.rows)
         self.report.targets += observability_targets(self.report.meta.get("observability", {}))
         self.report.targets += lifecycle_targets(self.report.rows)
+        self.report.targets += console_targets(self.report.meta.get("console", {}))
 
 
 def run(config: Config, output: Path | None) -> tuple[Report, Path]:
@@ -308,6 +341,7 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                     ("memory", bench.memory),
                     ("search", bench.search),
                     ("tail", bench.tail),
+                    ("console", bench.console),
                     ("observability", bench.observability),
                     ("lifecycle", bench.lifecycle),
                 ):

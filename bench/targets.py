@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .config import Config
+from .floor import FLOOR_JOBS
 from .pages import growth, scale_label
 from .report import CEILING, Report, Row, number
 from .search import growth as search_growth
@@ -19,6 +20,18 @@ RATIO_TARGETS = (
     ("append_run_record", "http/postgres", 0.5),
     ("start_root_run", "http/postgres", 0.5),
     ("append_run_record", "sqlstore/postgres", 0.8),
+    # issue 18
+    ("load_run", "sqlstore/postgres", 0.5),
+)
+#: Issue 18: (operation, backend, workers (``None``: the largest level), goal) against the
+#: physical floor of the job in the same run (``floor.py``); a batch counts records.
+FLOOR_TARGETS: tuple[tuple[str, str, int | None, float], ...] = (
+    ("append_run_record", "sqlstore/postgres", None, 0.65),
+    ("append_run_record", "http/postgres", None, 0.30),
+    ("append_run_records (16 per call)", "http/postgres", None, 1.5),
+    ("list_run_records", "sqlstore/postgres", None, 0.80),
+    ("list_run_records", "http/postgres", 1, 0.40),
+    ("list_run_records", "http/postgres", None, 0.60),
 )
 PAGE_GROWTH_MAX = 1.2
 #: CONTRACT.md 11.1: a search page at 1M runs within 1.5x of 10k runs.
@@ -59,6 +72,22 @@ def ratio_target(
         f"{row.ratio:.2f} ({number(row.ops_per_s)} vs {number(row.ops_per_s / row.ratio)} ops/s)"
     )
     return Target(name, f">= {goal}", measured, row.ratio >= goal)
+
+
+def floor_target(
+    rows: Sequence[Row], operation: str, backend: str, workers: int, goal: float
+) -> Target:
+    row = _find(rows, operation, backend, workers)
+    job, per_call = FLOOR_JOBS[operation]
+    unit = "records/s" if per_call > 1 else "ops/s"
+    name = f"{backend} {operation} at {workers} workers / floor ({job})"
+    if row is None or row.floor_ratio is None or row.floor_ratio <= 0:
+        return Target(name, f">= {goal}", "not measured", False)
+    done = row.ops_per_s * per_call
+    measured = (
+        f"{row.floor_ratio:.2f} ({number(done)} {unit} vs {number(done / row.floor_ratio)} ops/s)"
+    )
+    return Target(name, f">= {goal}", measured, row.floor_ratio >= goal)
 
 
 def page_targets(rows: Sequence[Row], sizes: Sequence[int]) -> list[Target]:
@@ -139,12 +168,26 @@ def evaluate(report: Report, config: Config) -> list[Target]:
     top = max(config.levels)
     found = []
     if "grid" in config.parts:
+
+        def measured(op: str, backend: str) -> bool:
+            return (not config.operations or op in config.operations) and (
+                not config.backends or backend in config.backends
+            )
+
         found += [
             ratio_target(report.rows, op, backend, top, goal)
             for op, backend, goal in RATIO_TARGETS
-            if (not config.operations or op in config.operations)
-            and (not config.backends or backend in config.backends)
+            if measured(op, backend)
         ]
+        judged: set[str] = set()
+        for op, backend, workers, goal in FLOOR_TARGETS:
+            level = top if workers is None else workers
+            if not measured(op, backend) or level not in config.levels:
+                continue
+            target = floor_target(report.rows, op, backend, level, goal)
+            if target.name not in judged:
+                judged.add(target.name)
+                found.append(target)
     if "pages" in config.parts:
         found += page_targets(report.rows, config.page_sizes)
     if "purge" in config.parts:

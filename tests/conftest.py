@@ -32,6 +32,27 @@ from tests.contract.builders import Backend
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
+#: Tests that measure time, kill processes or saturate the CPU on purpose. ``./scripts/test``
+#: runs everything else on two xdist workers first, then these alone, so no other test's
+#: load can push them past a deadline (marker ``serial``).
+SERIAL_TESTS = (
+    "tests/test_bench_smoke.py",
+    "tests/reliability/",
+    "tests/tail/",
+    "tests/api/test_serve.py",
+    "tests/api/test_connection_limits.py",
+    "tests/api/test_docs_browser.py",
+    "tests/observability/test_serve.py",
+    "tests/console/test_console_browser.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SERIAL_TESTS):
+            item.add_marker(pytest.mark.serial)
+
+
 def postgres_server_url() -> str:
     return os.environ.get("RUNTIME_STORE_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
 

@@ -183,5 +183,8 @@ def log_config(format: LogFormat, level: LogLevel) -> dict[str, Any]:
             "uvicorn.error": {"level": name},
             "uvicorn.access": {"handlers": [], "propagate": False},
             "runtime_store": {"level": name},
+            # httpx logs each request at INFO: the console's in-process API calls
+            # (app/console/api.py), which already have their own access line.
+            "httpx": {"level": "WARNING"},
         },
     }

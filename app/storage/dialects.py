@@ -23,17 +23,19 @@ from __future__ import annotations
 import abc
 import hashlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from runtime_store_client import SessionPurgedError
+from app.domain.validation import NewRecord
+from runtime_store_client import AppendResult, SessionPurgedError, SessionStatus
 
 from . import statements as st
 from .rows import (
+    NEW_RECORD_FIELDS,
     RUN_COLUMNS,
     RUN_MUTABLE,
     SESSION_MUTABLE,
@@ -43,6 +45,7 @@ from .rows import (
 )
 
 if TYPE_CHECKING:
+    from .driver import DriverStatement
     from .rows import RunState, SessionState
     from .unit_of_work import Tx
 
@@ -71,6 +74,25 @@ class Dialect(abc.ABC):
         With ``event_key`` the record stored under it is read in the same statement and
         kept for the append check (``Tx.stored_record``).
         """
+
+    def fetch_all(
+        self, tx: Tx, statement: DriverStatement, params: dict[str, Any]
+    ) -> Sequence[Sequence[Any]]:
+        """Every row of a read, by position (a page's keys and records); SQLite through
+        SQLAlchemy."""
+        return tx.conn.execute(statement.statement, params).all()
+
+    def select_run(self, tx: Tx, run_id: str) -> Any:
+        """The run's row read without a lock, or ``None``; SQLite through SQLAlchemy."""
+        return tx.conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
+
+    #: Whether ``append_one`` can answer an append in one statement (PostgreSQL).
+    one_statement_append = False
+
+    def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:
+        """An ordinary append in one statement (``UnitOfWork.statement``): the result, or
+        ``None`` when the statement refused it and the ordinary transaction must decide."""
+        raise NotImplementedError
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
         """A sessionless run about to be written (a one-shot parent), its lock held; on
@@ -199,6 +221,33 @@ class PostgresDialect(Dialect):
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:
         return tx.run(run.run_id, lock=True) or run
+
+    def fetch_all(
+        self, tx: Tx, statement: DriverStatement, params: dict[str, Any]
+    ) -> Sequence[Sequence[Any]]:
+        """On the driver connection: plain tuples, no SQLAlchemy row per record."""
+        return statement.all(tx.conn, params)
+
+    def select_run(self, tx: Tx, run_id: str) -> Any:
+        """On the driver connection (reads of one run: ``load_run``, a page's run)."""
+        return st.SELECT_RUN_DRIVER.first(tx.conn, {"run_id": run_id})
+
+    one_statement_append = True
+
+    def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:
+        """``runtime_store_append_record`` (migration 0010): the lock, the run and the keyed
+        record, and the insert or the exact retry, in one round trip."""
+        row = st.APPEND_RECORD.first(tx.conn, values_of(record, NEW_RECORD_FIELDS))
+        if row is None or row.outcome == "refused":
+            return None
+        if row.outcome == "inserted":
+            tx.written.add((record.session_id, record.run_id))
+        status = row.session_status
+        return AppendResult(
+            id=str(row.record_id),
+            inserted=row.outcome == "inserted",
+            session_status=None if status is None else SessionStatus(status),
+        )
 
     def begin_snapshot(self, conn: Connection) -> None:
         conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")

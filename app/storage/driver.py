@@ -57,7 +57,13 @@ class DriverStatement:
     def execute(self, conn: Connection, params: dict[str, Any]) -> None:
         self._run(conn, params, fetch=False)
 
-    def _run(self, conn: Connection, params: dict[str, Any], *, fetch: bool) -> Any:
+    def all(self, conn: Connection, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Every row as a plain tuple, in the statement's column order (a page's rows are
+        read by position: no named row per record)."""
+        rows: list[tuple[Any, ...]] = self._run(conn, params, fetch=None)
+        return rows
+
+    def _run(self, conn: Connection, params: dict[str, Any], *, fetch: bool | None) -> Any:
         sql = self.compiled(conn)
         dbapi = conn.dialect.loaded_dbapi
         driver = conn.connection.driver_connection
@@ -77,6 +83,8 @@ class DriverStatement:
             cursor.execute(sql, params)
             for after in dispatch.after_cursor_execute:
                 after(conn, cursor, sql, params, context, False)
+            if fetch is None:
+                return cursor.fetchall()
             return cursor.fetchone() if fetch else None
         except dbapi.Error as exc:
             invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)

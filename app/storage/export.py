@@ -37,6 +37,7 @@ from runtime_store_client.times import format_rfc3339
 
 from . import statements as st
 from .context import Context
+from .rows import RECORD_COLUMNS as PAGE_COLUMNS
 from .rows import session_from_row
 from .schema import checkpoints, memory_batches, memory_events, run_records, runs
 from .sessions import not_found
@@ -141,18 +142,8 @@ def _run_line(row: Any) -> bytes:
     )
 
 
-#: A record line's columns, in its order.
-RECORD_COLUMNS: Final = (
-    "seq",
-    "event_key",
-    "run_id",
-    "agent_id",
-    "session_id",
-    "turn_id",
-    "type",
-    "payload",
-    "timestamp_ms",
-)
+#: A record line's columns, in its order: the order a page reads them in.
+RECORD_COLUMNS: Final = tuple(column.name for column in PAGE_COLUMNS)
 
 
 def record_line(row: Any) -> bytes:

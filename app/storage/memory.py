@@ -32,8 +32,29 @@ from runtime_store_client import (
 from runtime_store_client.types import MEMORY_EVENT_TYPES
 
 from .context import Context
+from .driver import DriverStatement
 from .schema import memory_batches, memory_events
 from .unit_of_work import Tx
+
+#: A run's events in append order; built once, read by position (on PostgreSQL on the
+#: driver connection).
+_SELECT_EVENTS = DriverStatement(
+    sa.select(
+        memory_events.c.type,
+        memory_events.c.timestamp_ms,
+        memory_events.c.data,
+        memory_events.c.labels,
+    )
+    .where(
+        memory_events.c.agent_id == sa.bindparam("agent_id"),
+        memory_events.c.run_id == sa.bindparam("run_id"),
+    )
+    .order_by(memory_events.c.id)
+)
+
+
+#: ``json.loads`` without its per-call argument checks (two per event read).
+_decode = json.JSONDecoder().decode
 
 
 def _refuse_purged(tx: Tx, run_id: str) -> None:
@@ -65,22 +86,18 @@ def load_memory(ctx: Context, agent_id: str, run_id: str) -> Snapshot:
 
     def operation(tx: Tx) -> Snapshot:
         _refuse_purged(tx, run_id)
-        rows = tx.conn.execute(
-            sa.select(memory_events)
-            .where(memory_events.c.agent_id == agent_id, memory_events.c.run_id == run_id)
-            .order_by(memory_events.c.id)
-        ).all()
+        rows = tx.dialect.fetch_all(tx, _SELECT_EVENTS, {"agent_id": agent_id, "run_id": run_id})
         return Snapshot(
             agent_id=agent_id,
             run_id=run_id,
             events=[
                 MemoryEvent(
-                    type=row.type,
-                    timestamp=from_millis(row.timestamp_ms),
-                    data=json.loads(row.data),
-                    labels=json.loads(row.labels),
+                    type=type_,
+                    timestamp=from_millis(timestamp_ms),
+                    data=_decode(data),
+                    labels={} if labels == "{}" else _decode(labels),
                 )
-                for row in rows
+                for type_, timestamp_ms, data, labels in rows
             ],
         )
 

@@ -1,14 +1,17 @@
 """Run records: the ordinary append (CONTRACT.md 3.7) and the two record lists (section 4).
 
-A page is one statement: an index range picks ``limit + 1`` keys with their payload sizes,
-and window sums cut the page at the byte budget, so payloads past the cut never leave the
-database. Run lists page on the record ID; session lists on the session position, handed
-out under the session's lock in the writing transaction (commit order, never a sequence
-drawn before commit).
+A page is two index-range reads: the positions and payload sizes of the next ``limit + 1``
+records (no payload leaves the database), cut at the byte budget in Python, then the rows
+of exactly the records kept. So payloads past the cut never leave the database, ``more``
+is exact (a ``limit + 1``-th key, or a key past the budget, exists), and no window
+function runs per row (docs/performance.md, "Cheap pages"). Run lists page on the record
+ID; session lists on the session position, handed out under the session's lock in the
+writing transaction (commit order, never a sequence drawn before commit).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -20,7 +23,8 @@ from runtime_store_client import AppendResult, Page, Record, RunNotActiveError
 
 from .append_check import check_append, insert, result
 from .context import Context
-from .rows import record_from_row
+from .driver import DriverStatement
+from .rows import RECORD_COLUMNS, records_from_rows
 from .schema import run_records
 from .sessions import readable_session
 from .unit_of_work import Tx
@@ -30,6 +34,12 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
     """Append an ordinary record to a running run (3.7)."""
     ctx.limits.check_record(record)
     rec = v.check_ordinary_record(record)
+    if ctx.uow.dialect.one_statement_append:
+        # PostgreSQL: one round trip for the insert and the exact retry; anything the
+        # statement refuses goes through the transaction below, which raises the error.
+        found = ctx.uow.statement(lambda tx: tx.dialect.append_one(tx, rec))
+        if found is not None:
+            return found
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(rec.run_id, rec.event_key)
@@ -43,44 +53,45 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
     return ctx.uow.write(operation)
 
 
-def _page_query(owner: sa.ColumnElement[Any], position: sa.ColumnElement[Any]) -> sa.Select[Any]:
-    """One page of records after a position, cut at a byte budget; built once per list."""
+@dataclass(frozen=True, slots=True)
+class _PageQuery:
+    """The two reads of a page of one list; built once per list."""
+
+    #: Positions and payload sizes (bytes) of the next ``limit + 1`` records.
+    keys: DriverStatement
+    #: The records with positions in ``(after, last]``: exactly the page's.
+    rows: DriverStatement
+
+
+def _page_query(owner: sa.ColumnElement[Any], position: sa.ColumnElement[Any]) -> _PageQuery:
+    after = position > sa.bindparam("after")
     keys = (
-        sa.select(
-            run_records.c.run_id,
-            run_records.c.seq,
-            position.label("pos"),
-            sa.func.length(run_records.c.payload).label("size"),
-        )
-        .where(owner == sa.bindparam("owner"), position > sa.bindparam("after"))
+        sa.select(position.label("pos"), sa.func.length(run_records.c.payload).label("size"))
+        .where(owner == sa.bindparam("owner"), after)
         .order_by(position)
         .limit(sa.bindparam("limit_plus_one"))
-        .cte("page_keys")
     )
-    sized = sa.select(
-        keys.c.run_id,
-        keys.c.seq,
-        keys.c.pos,
-        sa.func.sum(keys.c.size).over(order_by=keys.c.pos).label("total_size"),
-        sa.func.row_number().over(order_by=keys.c.pos).label("n"),
-        sa.func.count().over().label("found"),
-    ).cte("page_sized")
-    return (
-        sa.select(run_records, sized.c.pos, sized.c.found)
-        .join(
-            sized,
-            sa.and_(run_records.c.run_id == sized.c.run_id, run_records.c.seq == sized.c.seq),
-        )
-        .where(
-            sized.c.n <= sa.bindparam("limit"),
-            sa.or_(sized.c.n == 1, sized.c.total_size <= sa.bindparam("budget")),
-        )
-        .order_by(sized.c.pos)
+    rows = (
+        sa.select(*RECORD_COLUMNS, position.label("pos"))
+        .where(owner == sa.bindparam("owner"), after, position <= sa.bindparam("last"))
+        .order_by(position)
     )
+    return _PageQuery(DriverStatement(keys), DriverStatement(rows))
 
 
 _RUN_PAGE: Final = _page_query(run_records.c.run_id, run_records.c.seq)
 _SESSION_PAGE: Final = _page_query(run_records.c.session_id, run_records.c.session_seq)
+
+
+def _cut(keys: Sequence[Sequence[Any]], limit: int, budget: int) -> int:
+    """How many of ``keys`` (position, payload size) the page keeps: at most ``limit``,
+    and no more than fit in ``budget`` bytes, but always the first."""
+    total = 0
+    for kept, (_, size) in enumerate(keys[:limit]):
+        total += size
+        if kept and total > budget:
+            return kept
+    return min(len(keys), limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,26 +108,17 @@ class StreamPage:
 
 
 def _page(
-    ctx: Context, tx: Tx, query: sa.Select[Any], owner: str, *, after: int, limit: int
+    ctx: Context, tx: Tx, query: _PageQuery, owner: str, *, after: int, limit: int
 ) -> tuple[list[Record], list[int], bool]:
     """The records, their list positions, and whether more existed at read time."""
-    rows = tx.conn.execute(
-        query,
-        {
-            "owner": owner,
-            "after": after,
-            "limit": limit,
-            "limit_plus_one": limit + 1,
-            "budget": ctx.page_byte_budget,
-        },
-    ).all()
-    if not rows:
+    fetch = tx.dialect.fetch_all
+    keys = fetch(tx, query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
+    if not keys:
         return [], [], False
-    return (
-        [record_from_row(row) for row in rows],
-        [row.pos for row in rows],
-        rows[0].found > len(rows),
-    )
+    kept = _cut(keys, limit, ctx.page_byte_budget)
+    last = keys[kept - 1][0]
+    rows = fetch(tx, query.rows, {"owner": owner, "after": after, "last": last})
+    return records_from_rows(rows), [row[-1] for row in rows], len(keys) > kept
 
 
 def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> StreamPage:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import json
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Final, TypeVar
 
@@ -28,6 +28,7 @@ from runtime_store_client import (
     Session,
     SessionStatus,
 )
+from runtime_store_client._records import trusted_record
 
 from .schema import SessionRowStatus, run_records, runs, sessions
 
@@ -203,6 +204,42 @@ def record_row(record: NewRecord, seq: int, session_seq: int | None) -> dict[str
     row["seq"] = seq
     row["session_seq"] = session_seq
     return row
+
+
+#: The columns a page reads, in the order ``records_from_rows`` takes them.
+RECORD_COLUMNS: Final = tuple(
+    run_records.c[name]
+    for name in (
+        "seq",
+        "event_key",
+        "run_id",
+        "agent_id",
+        "session_id",
+        "turn_id",
+        "type",
+        "payload",
+        "timestamp_ms",
+    )
+)
+
+
+def records_from_rows(rows: Sequence[Sequence[Any]]) -> list[Record]:
+    """The contract ``Record`` of each row read with ``RECORD_COLUMNS`` first (a page: up
+    to 1,000 rows, so no named row and no dataclass constructor per record)."""
+    return [
+        trusted_record(
+            str(row[0]),
+            row[1],
+            row[2],
+            row[3],
+            row[4] or "",
+            row[5],
+            row[6],
+            bytes(row[7]),
+            from_millis(row[8]),
+        )
+        for row in rows
+    ]
 
 
 def record_from_row(row: Any) -> Record:

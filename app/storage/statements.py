@@ -22,6 +22,9 @@ SELECT_SESSION: Final = sa.select(sessions).where(sessions.c.session_id == _P("s
 LOCK_SESSION: Final = SELECT_SESSION.with_for_update()
 SELECT_RUN: Final = sa.select(runs).where(runs.c.run_id == _P("run_id"))
 LOCK_RUN: Final = SELECT_RUN.with_for_update()
+#: PostgreSQL: the unlocked read of a run (``load_run``, a page's cursor check) on the
+#: driver connection.
+SELECT_RUN_DRIVER: Final = DriverStatement(SELECT_RUN)
 SELECT_TOMBSTONE: Final = sa.select(run_tombstones.c.run_id).where(
     run_tombstones.c.run_id == _P("run_id")
 )
@@ -44,6 +47,20 @@ _RUN_AND_RECORD = (
         )
     )
     .where(runs.c.run_id == _P("run_id"))
+)
+#: PostgreSQL: an append in one statement (migration 0010), sent in autocommit.
+_APPEND = sa.func.runtime_store_append_record(
+    _P("run_id", type_=sa.Text()),
+    _P("event_key", type_=sa.Text()),
+    _P("agent_id", type_=sa.Text()),
+    _P("session_id", type_=sa.Text()),
+    _P("turn_id", type_=sa.Text()),
+    _P("type", type_=sa.Text()),
+    _P("payload", type_=sa.LargeBinary()),
+    _P("timestamp_ms", type_=sa.BigInteger()),
+).table_valued("outcome", "record_id", "session_status")
+APPEND_RECORD: Final = DriverStatement(
+    sa.select(_APPEND.c.outcome, _APPEND.c.record_id, _APPEND.c.session_status)
 )
 #: A run with the record stored under an event key (if any): the append check's one read.
 SELECT_RUN_AND_RECORD: Final = DriverStatement(_RUN_AND_RECORD)

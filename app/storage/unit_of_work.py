@@ -112,6 +112,8 @@ class Tx:
     prefetched: dict[tuple[str, str], StoredRecord | None] = field(default_factory=dict)
     #: (session_id, "") of each session this transaction purged, for the live tail.
     purged: set[str] = field(default_factory=set)
+    #: (session_id, run_id) written by a one-statement write (``UnitOfWork.statement``).
+    written: set[tuple[str, str]] = field(default_factory=set)
 
     # --- sessions ---------------------------------------------------------------------
 
@@ -145,8 +147,10 @@ class Tx:
     # --- runs -------------------------------------------------------------------------
 
     def run(self, run_id: str, *, lock: bool = False) -> RunState | None:
-        query = st.LOCK_RUN if lock else st.SELECT_RUN
-        row = self.conn.execute(query, {"run_id": run_id}).first()
+        if lock:
+            row = self.conn.execute(st.LOCK_RUN, {"run_id": run_id}).first()
+        else:
+            row = self.dialect.select_run(self, run_id)
         return None if row is None else self._keep_run(run_from_row(row))
 
     def _keep_run(self, run: RunState) -> RunState:
@@ -278,12 +282,22 @@ class UnitOfWork:
     def read(self, operation: Callable[[Tx], T]) -> T:
         return self._transact(operation, write=False)
 
-    def _transact(self, operation: Callable[[Tx], T], *, write: bool) -> T:
+    def statement(self, operation: Callable[[Tx], T]) -> T:
+        """Run a write that is one statement, in autocommit: the statement is its own
+        transaction, so no ``BEGIN`` or ``COMMIT`` round trip (PostgreSQL's one-statement
+        append, migration 0010). Nothing is buffered or flushed: the operation sends its
+        statement itself and records what it wrote in ``tx.written`` for the live tail's
+        wake-ups. The same retries and error mapping as a transaction."""
+        return self._transact(operation, write=True, single=True)
+
+    def _transact(self, operation: Callable[[Tx], T], *, write: bool, single: bool = False) -> T:
         attempt = 0
         while True:
             attempt += 1
             started = time.perf_counter()
             try:
+                if single:
+                    return self._single(operation)
                 return self._once(operation, write=write)
             except StoreError:
                 raise
@@ -307,6 +321,14 @@ class UnitOfWork:
             finally:
                 metrics.transaction_finished(write=write, seconds=time.perf_counter() - started)
             time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
+
+    def _single(self, operation: Callable[[Tx], T]) -> T:
+        with self.engine.connect() as conn:
+            tx = Tx(conn.execution_options(isolation_level="AUTOCOMMIT"), self.dialect, 0)
+            result = operation(tx)
+        if tx.written and self.committed is not None:
+            self.committed(tx.written)
+        return result
 
     def _once(self, operation: Callable[[Tx], T], *, write: bool) -> T:
         with self.engine.connect() as conn:

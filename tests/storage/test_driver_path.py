@@ -1,9 +1,10 @@
-"""PostgreSQL's append path runs on the driver connection, observed or not.
+"""PostgreSQL's write path runs on the driver connection, observed or not.
 
-The lock, the lookup and the fused write of an append are compiled by SQLAlchemy and sent
-on its connection inside its transaction (app/storage/driver.py); statement observers
-receive SQLAlchemy's events from it without changing the path; errors come back as
-SQLAlchemy's.
+An append is one statement (``runtime_store_append_record``, migration 0010, in
+autocommit); the lock, the lookup and the fused write of the other single-record writes (a
+terminal write here) are three. All are compiled by SQLAlchemy and sent on its connection
+(app/storage/driver.py); statement observers receive SQLAlchemy's events from them without
+changing the path; errors come back as SQLAlchemy's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, driver
-from tests.contract.builders import all_records, new_session, record, start_root
+from runtime_store_client import RunStatus
+from tests.contract.builders import all_records, new_session, record, start_root, terminal_record
 
 
 @pytest.fixture
@@ -33,7 +35,7 @@ def driver_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def test_an_append_sends_its_three_statements_on_the_driver_connection(
+def test_an_append_sends_its_one_statement_on_the_driver_connection(
     postgres_engine: Engine, driver_calls: list[str]
 ) -> None:
     store = SqlStore(postgres_engine)
@@ -43,9 +45,25 @@ def test_an_append_sends_its_three_statements_on_the_driver_connection(
     result = store.append_run_record(record(run, event_key="e1"))
 
     assert result.inserted
+    assert [sql.split()[0] for sql in driver_calls] == ["SELECT"]
+    assert "runtime_store_append_record" in driver_calls[0]
+    assert [r.event_key for r in all_records(store, run.run_id)][-1] == "e1"
+
+
+def test_a_terminal_write_sends_its_three_statements_on_the_driver_connection(
+    postgres_engine: Engine, driver_calls: list[str]
+) -> None:
+    store = SqlStore(postgres_engine)
+    run = start_root(store, new_session(store).id).run
+    driver_calls.clear()
+
+    result = store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+
+    assert result.inserted
     assert [sql.split()[0] for sql in driver_calls] == ["SELECT", "SELECT", "WITH"]
     assert "FOR UPDATE OF sessions" in driver_calls[0]
-    assert [r.event_key for r in all_records(store, run.run_id)][-1] == "e1"
 
 
 def test_an_observed_append_takes_the_same_path_and_the_observer_sees_every_statement(
@@ -76,7 +94,7 @@ def test_an_observed_append_takes_the_same_path_and_the_observer_sees_every_stat
         sa.event.remove(postgres_engine, "before_cursor_execute", observe_before)
         sa.event.remove(postgres_engine, "after_cursor_execute", observe_after)
 
-    assert [sql.split()[0] for sql in driver_calls] == ["SELECT", "SELECT", "WITH"]
+    assert [sql.split()[0] for sql in driver_calls] == ["SELECT"]
     assert [sql for sql, _ in before] == driver_calls
     assert after == [(sql, sql) for sql in driver_calls]
 
@@ -106,7 +124,7 @@ def test_the_driver_path_logs_its_statements_when_the_engine_logs_sql(
     with caplog.at_level(logging.INFO, logger="sqlalchemy.engine.Engine"):
         store.append_run_record(record(run, event_key="e1"))
     driver_lines = [r.getMessage() for r in caplog.records if "driver connection" in r.getMessage()]
-    assert [line.split()[0] for line in driver_lines] == ["SELECT", "SELECT", "WITH"]
+    assert [line.split()[0] for line in driver_lines] == ["SELECT"]
     assert all("parameters hidden" in line for line in driver_lines)
 
 
@@ -134,8 +152,8 @@ def test_a_connection_cut_on_the_driver_path_is_retried_and_stores_the_record_on
     result = store.append_run_record(record(run, event_key="after-cut"))
 
     assert cut, "the connection was not cut"
-    # The first statement failed on the dead connection; the retry sent all three.
-    assert len(sent) == 4
+    # The statement failed on the dead connection; the retry sent it again.
+    assert len(sent) == 2
     assert result.inserted
     stored = [r for r in all_records(store, run.run_id) if r.event_key == "after-cut"]
     assert len(stored) == 1

@@ -76,27 +76,36 @@ def test_an_unreachable_database_is_unavailable_after_retries() -> None:
 def test_a_terminated_connection_is_retried_and_the_write_lands_once(
     postgres_engine: Engine,
 ) -> None:
-    store = SqlStore(postgres_engine)
-    session = new_session(store)
-    # Kill every pooled connection of this engine's database behind its back.
-    with postgres_engine.connect() as conn:
-        database = conn.execute(sa.text("SELECT current_database()")).scalar_one()
-    admin = create_engine(
-        postgres_engine.url.set(database="postgres"), isolation_level="AUTOCOMMIT"
+    # The store's own engine, named, so that only its pooled connections are killed (a live
+    # server of another test may use the same database).
+    name = "rs-terminated-connection-test"
+    engine = create_engine(
+        postgres_engine.url.render_as_string(hide_password=False),
+        connect_args={"application_name": name},
     )
+    store = SqlStore(engine)
     try:
-        with admin.connect() as conn:
-            conn.execute(
-                sa.text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = :db AND pid <> pg_backend_pid()"
-                ),
-                {"db": database},
-            )
-    finally:
-        admin.dispose()
+        session = new_session(store)
+        # Kill every pooled connection of this engine behind its back.
+        admin = create_engine(
+            postgres_engine.url.set(database="postgres"), isolation_level="AUTOCOMMIT"
+        )
+        try:
+            with admin.connect() as conn:
+                killed = conn.execute(
+                    sa.text(
+                        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) "
+                        "FROM pg_stat_activity WHERE application_name = :name"
+                    ),
+                    {"name": name},
+                ).scalar_one()
+        finally:
+            admin.dispose()
+        assert killed >= 1
 
-    run = run_start(session_id=session.id)
-    result = store.start_root_run(run, started_record(run), canceled_record(run))
-    assert result.started.inserted
-    assert [r.type for r in all_session_records(store, session.id)] == ["run_started"]
+        run = run_start(session_id=session.id)
+        result = store.start_root_run(run, started_record(run), canceled_record(run))
+        assert result.started.inserted
+        assert [r.type for r in all_session_records(store, session.id)] == ["run_started"]
+    finally:
+        engine.dispose()

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response
 from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, OffloadDep, RunIdPath, StoreDep
 from app.api.problems import problems
-from app.api.render import respond
+from app.api.render import respond, respond_record_page
 from app.api.schemas import (
     AppendRecordRequest,
     AppendRecordsRequest,
@@ -466,4 +466,4 @@ async def list_run_records(
 ) -> Response:
     """The run's records, oldest first; `next_cursor` is the ID of the page's last record
     when more existed."""
-    return respond(RecordPageBody.of(await offload(store.list_run_records, run_id, cursor, limit)))
+    return respond_record_page(await offload(store.list_run_records, run_id, cursor, limit))

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 from app.api.auth import ADMIN, READ
 from app.api.deps import CursorQuery, LimitQuery, OffloadDep, SessionIdPath, StoreDep
 from app.api.problems import problems
-from app.api.render import respond
+from app.api.render import respond, respond_record_page
 from app.api.schemas import (
     CreateSessionRequest,
     EndSessionRequest,
@@ -216,6 +216,6 @@ async def list_session_run_records(
     A reader that pages while writers commit never skips a record and never sees one twice.
     A page also stops early once its payloads exceed the byte budget (at least one record).
     """
-    return respond(
-        RecordPageBody.of(await offload(store.list_session_run_records, session_id, cursor, limit))
+    return respond_record_page(
+        await offload(store.list_session_run_records, session_id, cursor, limit)
     )

@@ -102,8 +102,7 @@ class AsyncHttpStore:
         attempts = Attempts(self._policy)
         while True:
             try:
-                response = await call.send_async(self._client)
-                return call.convert(response.parsed)
+                return await call.run_async(self._client)
             except UnicodeEncodeError as exc:
                 raise unencodable_text(exc) from None
             except httpx.InvalidURL as exc:

@@ -106,8 +106,7 @@ class HttpStore:
         attempts = Attempts(self._policy)
         while True:
             try:
-                response = call.send(self._client)
-                return call.convert(response.parsed)
+                return call.run(self._client)
             except UnicodeEncodeError as exc:
                 raise unencodable_text(exc) from None
             except httpx.InvalidURL as exc:

@@ -1,0 +1,209 @@
+"""What the console's templates show, shaped from the API's JSON answers.
+
+Nothing here trusts a payload: values reach the templates as text and Jinja2 escapes
+them (autoescape on); images and documents are described, never decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+#: Run statuses after which nothing is appended (CONTRACT.md 1.2; a suspended run may be
+#: repaired to a terminal status, so its tail stays open).
+FINISHED: Final = frozenset({"completed", "failed", "canceled"})
+#: Payloads up to this many bytes are shown open in the timeline.
+OPEN_PAYLOAD_BYTES: Final = 600
+
+_LOCAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?")
+
+
+def api_time(value: str) -> str:
+    """A ``datetime-local`` form value (taken as UTC) as the API's RFC 3339 time; any
+    other text unchanged, for the API to accept or refuse."""
+    value = value.strip()
+    if not _LOCAL_TIME.fullmatch(value):
+        return value
+    date_time, _, fraction = value.partition(".")
+    if date_time.count(":") == 1:
+        date_time += ":00"
+    return f"{date_time}.{fraction.ljust(3, '0')}Z"
+
+
+def pretty_json(text: str) -> str:
+    """JSON text indented for reading; text that is not JSON, unchanged."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def base64_size(text: str | None) -> int:
+    """Bytes a base64 text decodes to, counted without decoding it."""
+    if not text:
+        return 0
+    stripped = text.rstrip("=")
+    return len(stripped) * 3 // 4
+
+
+def human_bytes(count: int) -> str:
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count / (1024 * 1024):.1f} MiB"
+
+
+@dataclass
+class RecordView:
+    id: str
+    type: str
+    event_key: str
+    turn_id: str
+    timestamp: str
+    payload: str
+    size: int
+
+    @property
+    def open(self) -> bool:
+        return self.size <= OPEN_PAYLOAD_BYTES
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> RecordView:
+        payload = str(record.get("payload", ""))
+        return cls(
+            id=str(record.get("id", "")),
+            type=str(record.get("type", "")),
+            event_key=str(record.get("event_key", "")),
+            turn_id=str(record.get("turn_id", "")),
+            timestamp=str(record.get("timestamp", "")),
+            payload=pretty_json(payload),
+            size=len(payload.encode()),
+        )
+
+
+def run_facts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run's meta lacks but its lifecycle records say: the predecessor (in
+    ``run_started``) and the final outcome (``run_completed``), when among ``records``."""
+    facts: dict[str, Any] = {"predecessor_run_id": "", "outcome": None}
+    for record in records:
+        try:
+            payload = json.loads(record.get("payload", ""))
+        except ValueError:
+            continue
+        if not isinstance(payload, dict):
+            continue
+        if record.get("type") == "run_started":
+            facts["predecessor_run_id"] = str(payload.get("PredecessorRunID") or "")
+        elif record.get("type") == "run_completed":
+            facts["outcome"] = {
+                "status": str(payload.get("status", "")),
+                "failure": payload.get("failure")
+                if isinstance(payload.get("failure"), dict)
+                else None,
+                "cancellation": payload.get("cancellation")
+                if isinstance(payload.get("cancellation"), dict)
+                else None,
+            }
+    return facts
+
+
+# --- transcripts -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    validator: str
+    rule: str
+    message: str
+
+
+@dataclass
+class MessageView:
+    index: int
+    role: str
+    parts: list[dict[str, Any]]
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _part_view(part: dict[str, Any]) -> dict[str, Any]:
+    """A part as the template shows it: untrusted text stays text, bytes become sizes."""
+    kind = part.get("kind")
+    view = dict(part)
+    if kind == "image":
+        view["size"] = human_bytes(base64_size(part.get("bytes")))
+        view.pop("bytes", None)
+    elif kind == "document":
+        if part.get("bytes"):
+            view["source"] = f"{human_bytes(base64_size(part.get('bytes')))} of bytes"
+        elif part.get("chunks"):
+            view["source"] = f"{len(part['chunks'])} text chunk(s)"
+        elif part.get("uri"):
+            view["source"] = f"at {part['uri']}"
+        else:
+            view["source"] = f"{len(str(part.get('text', '')))} characters of text"
+        view.pop("bytes", None)
+    elif kind == "thinking":
+        view["redacted_size"] = human_bytes(base64_size(part.get("redacted")))
+    elif kind == "tool_use":
+        view["input_text"] = json.dumps(part.get("input"), indent=2, ensure_ascii=False)
+    elif kind == "tool_result":
+        view["content_text"] = (
+            part["content"]
+            if isinstance(part.get("content"), str)
+            else json.dumps(part.get("content"), indent=2, ensure_ascii=False)
+        )
+    return view
+
+
+def conversation(
+    messages: list[dict[str, Any]], offset: int, findings: dict[int, list[Finding]]
+) -> list[MessageView]:
+    """Messages numbered from ``offset`` (their index in the whole transcript), each
+    ``tool_use`` paired with its ``tool_result`` by the model's tool-use ID."""
+    views = [
+        MessageView(
+            index=offset + number,
+            role=str(message.get("role", "")),
+            parts=[_part_view(part) for part in message.get("parts") or []],
+            findings=findings.get(offset + number, []),
+        )
+        for number, message in enumerate(messages)
+    ]
+    calls: dict[str, tuple[MessageView, dict[str, Any]]] = {}
+    for view in views:
+        for part in view.parts:
+            if part.get("kind") == "tool_use" and part.get("id"):
+                calls.setdefault(str(part["id"]), (view, part))
+            elif part.get("kind") == "tool_result":
+                call = calls.get(str(part.get("tool_use_id", "")))
+                if call is not None:
+                    call[1].setdefault("results", []).append({**part, "message": view.index})
+                    part["call_message"] = call[0].index
+    return views
+
+
+def findings_by_message(checks: dict[str, list[dict[str, Any]]]) -> dict[int, list[Finding]]:
+    """Violations of each validator by the message index they name (-1: the whole)."""
+    found: dict[int, list[Finding]] = {}
+    for validator, violations in checks.items():
+        for violation in violations:
+            index = violation.get("index", -1)
+            found.setdefault(index if isinstance(index, int) else -1, []).append(
+                Finding(
+                    validator, str(violation.get("rule", "")), str(violation.get("message", ""))
+                )
+            )
+    return found
+
+
+def thinking_used(messages: list[dict[str, Any]]) -> bool:
+    """Whether any message holds a thinking part: the model ran with thinking enabled."""
+    return any(
+        part.get("kind") == "thinking"
+        for message in messages
+        for part in message.get("parts") or []
+    )

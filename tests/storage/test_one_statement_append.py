@@ -1,0 +1,142 @@
+"""An append is one round trip on PostgreSQL (issue 18, migration 0010).
+
+``SqlStore.append_run_record`` sends ``runtime_store_append_record`` in autocommit: the
+writers' lock, the run and the keyed record, and the insert (or the exact retry's answer)
+in one statement, with no ``BEGIN`` and no ``COMMIT``. Counted here in libpq's own trace of
+the connection: every message the client sent, and one ``Sync`` (the end of one
+extended-protocol exchange) or one simple ``Query`` per round trip. Whatever the statement
+refuses goes through the ordinary transaction, which answers with the contract's error.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy.engine import Engine
+
+from app.storage import SqlStore, create_engine
+from runtime_store_client import (
+    EventConflictError,
+    RunNotActiveError,
+    RunStatus,
+    SessionStatus,
+)
+from tests.contract.builders import (
+    all_records,
+    new_session,
+    record,
+    run_start,
+    start_root,
+    started_record,
+    terminal_record,
+)
+
+
+@pytest.fixture
+def single_connection(postgres_url: str) -> Iterator[Engine]:
+    """An engine whose pool holds one connection, so the traced one is the one used."""
+    engine = create_engine(postgres_url, pool_size=1, max_overflow=0)
+    yield engine
+    engine.dispose()
+
+
+def _sent(engine: Engine, action: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """What ``action`` returned, and the messages the client sent while it ran."""
+    fd, name = tempfile.mkstemp(suffix=".trace")
+    path = Path(name)
+    try:
+        raw = engine.raw_connection()
+        pgconn = raw.driver_connection.pgconn  # type: ignore[union-attr]
+        pgconn.trace(fd)
+        pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        raw.close()
+        try:
+            result = action()
+        finally:
+            raw = engine.raw_connection()
+            raw.driver_connection.pgconn.untrace()  # type: ignore[union-attr]
+            raw.close()
+        os.close(fd)
+        messages = [
+            line.split("\t")[2].strip()
+            for line in path.read_text().splitlines()
+            if line.startswith("F\t")
+        ]
+    finally:
+        path.unlink(missing_ok=True)
+    return result, messages
+
+
+def _round_trips(messages: list[str]) -> int:
+    return sum(1 for message in messages if message in ("Sync", "Query"))
+
+
+def test_an_append_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+
+    result, messages = _sent(
+        single_connection, lambda: store.append_run_record(record(run, event_key="e1"))
+    )
+
+    assert result.inserted
+    assert result.id == "2"
+    assert result.session_status == SessionStatus.ACTIVE
+    assert _round_trips(messages) == 1, messages
+    assert "Query" not in messages  # no BEGIN, no COMMIT
+    assert [r.event_key for r in all_records(store, run.run_id)] == ["start", "e1"]
+
+
+def test_an_exact_retry_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    first = store.append_run_record(record(run, event_key="e1"))
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+
+    result, messages = _sent(
+        single_connection, lambda: store.append_run_record(record(run, event_key="e1"))
+    )
+
+    assert (result.id, result.inserted) == (first.id, False)
+    assert _round_trips(messages) == 1, messages
+
+
+def test_a_sessionless_append_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    run = run_start(session_id="")
+    store.start_one_shot_run(run, started_record(run))
+
+    result, messages = _sent(
+        single_connection, lambda: store.append_run_record(record(run, event_key="e1"))
+    )
+
+    assert (result.id, result.inserted, result.session_status) == ("2", True, None)
+    assert _round_trips(messages) == 1, messages
+
+
+def test_an_append_the_statement_refuses_is_answered_by_the_transaction(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.append_run_record(record(run, event_key="e1", payload=b'{"v":1}'))
+
+    with pytest.raises(EventConflictError):
+        store.append_run_record(record(run, event_key="e1", payload=b'{"v":2}'))
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    with pytest.raises(RunNotActiveError):
+        store.append_run_record(record(run, event_key="e2"))
+
+    stored = all_records(store, run.run_id)
+    assert [r.event_key for r in stored] == ["start", "e1", "terminal"]
+    assert stored[1].payload == b'{"v":1}'
