@@ -4,7 +4,8 @@ The smoke mode measures everything at tiny scale in a few tens of seconds; this 
 checks that it completes and that its table and JSON hold every operation on every
 backend (never any timing). It runs the parts that share the grid's services; the
 observability and lifecycle parts start services and databases of their own (minutes
-even at smoke scale) and are run by hand (``python -m bench --smoke --parts …``).
+even at smoke scale) and are run by hand (``python -m bench --smoke --parts …``); the
+console part (seconds at smoke scale) has its own test.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
 from bench.servers import postgres_answers
@@ -104,3 +106,36 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
     assert set(_table(rendered.stdout)) >= set(printed)
     for target in results["targets"]:
         assert target["name"] in rendered.stdout
+
+
+@pytest.mark.postgres
+def test_console_part_times_every_console_page_on_both_databases(tmp_path: Path) -> None:
+    """``--parts console`` (issue 20's page target) runs end to end at smoke scale: every
+    page on both databases, each judged; never any timing asserted."""
+    server = postgres_server_url()
+    problem = postgres_answers(server)
+    if problem is not None:
+        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
+        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    output = tmp_path / "console.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--parts", "console", "--output", str(output)],
+        cwd=REPO,
+        env={**os.environ, "RUNTIME_STORE_BENCH_POSTGRES_URL": server},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+    results = json.loads(output.read_text())
+    summary = results["meta"]["console"]
+    expected = {page.name for page in console_pages(summary["runs"])}
+    assert set(summary["pages"]) == {"http/postgres", "http/sqlite"}
+    for backend, by_page in summary["pages"].items():
+        assert set(by_page) == expected, backend
+        assert all(page["p95_ms"] > 0 for page in by_page.values()), backend
+    judged = [t["name"] for t in results["targets"] if "console page" in t["name"]]
+    assert len(judged) == 2

@@ -35,7 +35,7 @@ async def _may_scrape(
     client = request.client
     if request.app.state.metrics_open_to_loopback and client and _loopback(client.host):
         return
-    await READ.dependency(request, credentials)
+    await READ.dependency.authorize(request, credentials)
 
 
 @router.get("/metrics", dependencies=[Security(_may_scrape)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, OffloadDep, RunIdPath, StoreDep
@@ -265,8 +265,10 @@ async def start_one_shot_child_run(
     responses=problems(*_WRITE_PROBLEMS, RunNotActiveError),
 )
 async def append_run_record(
-    run_id: RunIdPath, body: AppendRecordRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: AppendRecordRequest, request: Request
 ) -> Response:
+    state = request.app.state
+    store, offload = state.store, state.offload
     """Append an ordinary record to a running run; it gets the run's next record ID.
 
     Lifecycle types need their own operation. The same record again returns its original ID
@@ -429,7 +431,9 @@ async def repair_run_terminal(
     summary="Load a run",
     responses=problems(RunNotFoundError, SessionPurgedError),
 )
-async def load_run(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> Response:
+async def load_run(run_id: RunIdPath, request: Request) -> Response:
+    state = request.app.state
+    store, offload = state.store, state.offload
     """The run's identity, status, start outcome, times, labels and cancellation reason."""
     return respond(RunMetaBody.of(await offload(store.load_run, run_id)))
 
