@@ -22,6 +22,18 @@ async def get_offload(request: Request) -> Offload:
     return offload
 
 
+def services(request: Request) -> tuple[SqlStore, Offload]:
+    """The store and its database threads, for a route that takes the ``request``.
+
+    The per-request routes (appends, starts, reads, pages, memory) use this instead of
+    ``StoreDep``/``OffloadDep``: FastAPI resolves a dependency at a few microseconds of
+    bookkeeping each, and ``request`` costs no resolution (docs/performance.md, "The HTTP
+    path").
+    """
+    state = request.app.state
+    return state.store, state.offload
+
+
 StoreDep = Annotated[SqlStore, Depends(get_store)]
 #: Runs a blocking store call on the database threads: ``await offload(store.load_run, id)``.
 OffloadDep = Annotated[Offload, Depends(get_offload)]

@@ -11,7 +11,7 @@ writing transaction (commit order, never a sequence drawn before commit).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from app.domain import cursors
 from app.domain import validation as v
-from runtime_store_client import AppendResult, Page, Record, RunNotActiveError
+from runtime_store_client import AppendResult, Page, Record, RunNotActiveError, UnavailableError
 
 from .append_check import check_append, insert, result
 from .context import Context
@@ -108,9 +108,23 @@ class StreamPage:
 
 
 def _page(
-    ctx: Context, tx: Tx, query: _PageQuery, owner: str, *, after: int, limit: int
+    ctx: Context,
+    tx: Tx,
+    query: _PageQuery,
+    owner: str,
+    *,
+    after: int,
+    limit: int,
+    recheck: Callable[[], object],
 ) -> tuple[list[Record], list[int], bool]:
-    """The records, their list positions, and whether more existed at read time."""
+    """The records, their list positions, and whether more existed at read time.
+
+    ``recheck`` reads the owner again and raises the list's error when it is gone: on
+    PostgreSQL each of the two reads sees the commits made before it, so a purge (or a
+    retention sweep) may delete records between them. Both mark the session purged (or
+    tombstone the run) before they delete, so the owner's check then fails; a page with a
+    gap is never returned.
+    """
     fetch = tx.dialect.fetch_all
     keys = fetch(tx, query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
     if not keys:
@@ -118,7 +132,17 @@ def _page(
     kept = _cut(keys, limit, ctx.page_byte_budget)
     last = keys[kept - 1][0]
     rows = fetch(tx, query.rows, {"owner": owner, "after": after, "last": last})
+    if len(rows) != kept:
+        recheck()
+        raise UnavailableError("records were deleted while the page was read; retry")
     return records_from_rows(rows), [row[-1] for row in rows], len(keys) > kept
+
+
+def _recheck_run(tx: Tx, run_id: str) -> None:
+    """The run list's owner again: ``session_purged`` once its session is purging."""
+    run = tx.existing_run(run_id)
+    if run.session_id:
+        readable_session(tx, run.session_id)
 
 
 def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> StreamPage:
@@ -129,7 +153,15 @@ def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> Str
     def operation(tx: Tx) -> StreamPage:
         run = tx.existing_run(run_id)
         after = cursors.decode_record_id_cursor(cursor, run.record_count)
-        records, _, more = _page(ctx, tx, _RUN_PAGE, run_id, after=after, limit=size)
+        records, _, more = _page(
+            ctx,
+            tx,
+            _RUN_PAGE,
+            run_id,
+            after=after,
+            limit=size,
+            recheck=lambda: _recheck_run(tx, run_id),
+        )
         return StreamPage(records, [record.id for record in records], more)
 
     return ctx.uow.read(operation)
@@ -147,7 +179,15 @@ def session_records_after(ctx: Context, session_id: str, cursor: str, limit: int
 
     def operation(tx: Tx) -> tuple[list[Record], list[int], bool]:
         readable_session(tx, session_id)
-        return _page(ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size)
+        return _page(
+            ctx,
+            tx,
+            _SESSION_PAGE,
+            session_id,
+            after=after,
+            limit=size,
+            recheck=lambda: readable_session(tx, session_id),
+        )
 
     records, positions, more = ctx.uow.read(operation)
     sealed = [codec.seal(cursors.SESSION_RECORDS, session_id, [p]) for p in positions]
@@ -171,7 +211,13 @@ def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: 
     def operation(tx: Tx) -> Page:
         readable_session(tx, session_id)
         records, positions, more = _page(
-            ctx, tx, _SESSION_PAGE, session_id, after=after, limit=size
+            ctx,
+            tx,
+            _SESSION_PAGE,
+            session_id,
+            after=after,
+            limit=size,
+            recheck=lambda: readable_session(tx, session_id),
         )
         next_cursor = (
             codec.seal(cursors.SESSION_RECORDS, session_id, positions[-1:]) if more else ""

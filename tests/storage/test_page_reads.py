@@ -9,13 +9,15 @@ keeps. ``more`` (``next_cursor``) stays exact either way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, dialects
-from tests.contract.builders import new_session, record, start_root
+from runtime_store_client import RunStatus, SessionPurgedError
+from tests.contract.builders import new_session, record, start_root, terminal_record
 
 PAYLOAD = b'{"note":"' + b"x" * 10_000 + b'"}'
 
@@ -81,3 +83,49 @@ def test_a_page_cut_by_the_limit_knows_more_exist_without_reading_their_payloads
     assert len(rest.records) == 3
     assert rest.next_cursor == ""
     assert _payload_bytes(fetched) == sum(len(r.payload) for r in rest.records)
+
+
+@pytest.mark.parametrize("lister", ["list_run_records", "list_session_run_records"])
+def test_a_page_read_while_its_session_is_purged_has_no_gap(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, lister: str
+) -> None:
+    """The purge lands between the page's two reads: the page is whole (SQLite reads in one
+    snapshot) or the list answers ``session_purged`` (PostgreSQL reads each statement
+    afresh); never a page with the purged records missing."""
+    store = SqlStore(engine)
+    session_id = new_session(store).id
+    run = start_root(store, session_id).run
+    for n in range(5):
+        store.append_run_record(record(run, event_key=f"e{n}"))
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    store.end_session(session_id, datetime(2026, 12, 1, tzinfo=UTC))
+    before = getattr(store, lister)(
+        run.run_id if lister == "list_run_records" else session_id, "", 100
+    )
+    purger = SqlStore(engine)
+    for dialect in (dialects.SqliteDialect, dialects.PostgresDialect):
+        read = dialect.fetch_all
+
+        def purge_after_keys(
+            self: Any, tx: Any, statement: Any, params: Any, read: Any = read
+        ) -> Any:
+            found = read(self, tx, statement, params)
+            if "limit_plus_one" in params and not purged:
+                purged.append(True)
+                purger.purge_session(session_id)
+            return found
+
+        monkeypatch.setattr(dialect, "fetch_all", purge_after_keys)
+    purged: list[bool] = []
+    owner = run.run_id if lister == "list_run_records" else session_id
+
+    try:
+        page = getattr(store, lister)(owner, "", 100)
+    except SessionPurgedError:
+        assert engine.dialect.name == "postgresql"
+    else:
+        assert engine.dialect.name == "sqlite"
+        assert [r.id for r in page.records] == [r.id for r in before.records]
+    assert purged == [True]

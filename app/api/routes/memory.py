@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Response, status
+from fastapi import APIRouter, Header, Request, Response, status
 
 from app.api.auth import READ, WRITE
-from app.api.deps import AgentIdPath, OffloadDep, RunIdPath, StoreDep
+from app.api.deps import AgentIdPath, RunIdPath, services
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import AppendMemoryRequest, SnapshotBody
@@ -24,11 +24,10 @@ router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["m
     summary="Load a run's memory",
     responses=problems(SessionPurgedError),
 )
-async def load_memory(
-    agent_id: AgentIdPath, run_id: RunIdPath, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, request: Request) -> Response:
     """Every memory event of the agent's run, in append order; empty for an unknown run,
     `session_purged` for a run whose session was purged (its memory went with it)."""
+    store, offload = services(request)
     return respond(SnapshotBody.of(await offload(store.load_memory, agent_id, run_id)))
 
 
@@ -45,8 +44,7 @@ async def append_memory_events(
     agent_id: AgentIdPath,
     run_id: RunIdPath,
     body: AppendMemoryRequest,
-    store: StoreDep,
-    offload: OffloadDep,
+    request: Request,
     *,
     idempotency_key: Annotated[
         str,
@@ -59,6 +57,7 @@ async def append_memory_events(
     ] = "",
 ) -> None:
     """Append the events atomically, in order; an empty list is a no-op."""
+    store, offload = services(request)
     await offload(
         store.append_memory_events,
         agent_id,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import READ, WRITE
-from app.api.deps import CursorQuery, LimitQuery, OffloadDep, RunIdPath, StoreDep
+from app.api.deps import CursorQuery, LimitQuery, RunIdPath, services
 from app.api.problems import problems
 from app.api.render import respond, respond_record_page
 from app.api.schemas import (
@@ -80,8 +80,7 @@ def _label_filters(labels: list[str]) -> dict[str, str] | None:
     responses=problems(),
 )
 async def search_runs(  # noqa: PLR0913 - one parameter per filter of CONTRACT.md 11.1
-    store: StoreDep,
-    offload: OffloadDep,
+    request: Request,
     *,
     status: Annotated[
         list[RunStatus], Query(description="Only runs in these statuses (repeatable).")
@@ -110,6 +109,7 @@ async def search_runs(  # noqa: PLR0913 - one parameter per filter of CONTRACT.m
     """Runs of every session and sessionless runs, newest `started_at` first, ties by
     `run_id` ascending; runs of purged sessions never appear. Naming an unknown session
     or parent matches nothing. A cursor only continues the list with the same filters."""
+    store, offload = services(request)
     labels = _label_filters(label)
     if labels is None:  # two values for one key: no run can match
         return respond(RunPageBody.of(RunPage(runs=[])))
@@ -153,9 +153,7 @@ _WRITE_PROBLEMS = (
     summary="Start a root run",
     responses=problems(*_START_PROBLEMS),
 )
-async def start_root_run(
-    body: RootRunStartRequest, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def start_root_run(body: RootRunStartRequest, request: Request) -> Response:
     """Store a root run of a session with its `run_started` record, in one transaction.
 
     In an active session the outcome is `proceed` (status `running`). In an ended session the
@@ -165,6 +163,7 @@ async def start_root_run(
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
     """
+    store, offload = services(request)
     return respond(
         RootRunStartResultBody.of(
             await offload(
@@ -186,15 +185,14 @@ async def start_root_run(
     summary="Start a child run",
     responses=problems(*_START_PROBLEMS, RunNotActiveError, RunSessionMismatchError),
 )
-async def start_child_run(
-    body: ChildRunStartRequest, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def start_child_run(body: ChildRunStartRequest, request: Request) -> Response:
     """Store the `child_run_linked` record on the parent, then the child's `run_started`.
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
     parent stopped. Outcomes and retries as for root starts.
     """
+    store, offload = services(request)
     return respond(
         ChildRunStartResultBody.of(
             await offload(
@@ -219,10 +217,9 @@ async def start_child_run(
         RunRecordOwnerMismatchError, RunConflictError, EventConflictError, SessionPurgedError
     ),
 )
-async def start_one_shot_run(
-    body: OneShotRunStartRequest, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def start_one_shot_run(body: OneShotRunStartRequest, request: Request) -> Response:
     """Store a sessionless run (outcome `proceed`) with its `run_started` record."""
+    store, offload = services(request)
     return respond(
         OneShotRunStartResultBody.of(
             await offload(store.start_one_shot_run, body.run.contract(), body.started.contract())
@@ -239,10 +236,9 @@ async def start_one_shot_run(
     summary="Start a sessionless child run",
     responses=problems(*_START_PROBLEMS, RunNotActiveError, RunSessionMismatchError),
 )
-async def start_one_shot_child_run(
-    body: OneShotChildRunStartRequest, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def start_one_shot_child_run(body: OneShotChildRunStartRequest, request: Request) -> Response:
     """Link a sessionless child from its running sessionless parent and start it."""
+    store, offload = services(request)
     return respond(
         OneShotChildRunStartResultBody.of(
             await offload(
@@ -267,13 +263,12 @@ async def start_one_shot_child_run(
 async def append_run_record(
     run_id: RunIdPath, body: AppendRecordRequest, request: Request
 ) -> Response:
-    state = request.app.state
-    store, offload = state.store, state.offload
     """Append an ordinary record to a running run; it gets the run's next record ID.
 
     Lifecycle types need their own operation. The same record again returns its original ID
     with `inserted = false`, also after the run stopped.
     """
+    store, offload = services(request)
     if body.record.run_id != run_id:
         raise InvalidArgumentError(
             f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
@@ -294,13 +289,14 @@ async def append_run_record(
     responses=problems(*_WRITE_PROBLEMS, RunNotActiveError),
 )
 async def append_run_records(
-    run_id: RunIdPath, body: AppendRecordsRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: AppendRecordsRequest, request: Request
 ) -> Response:
     """Append 1 to 1,000 ordinary records of the run in one transaction, in the given
     order, each through the same checks as a single append: an exact retry returns its
     original ID (`inserted = false`), a key repeated inside the batch is a retry of its
     first occurrence when the content is the same, else `event_conflict`. If any record
     fails nothing is written, and the problem names that record in `event_key`."""
+    store, offload = services(request)
     records = [item.contract() for item in body.records]
     return respond(AppendResultsBody.of(await offload(store.append_run_records, run_id, records)))
 
@@ -315,12 +311,13 @@ async def append_run_records(
     responses=problems(*_WRITE_PROBLEMS, RunNotActiveError, RunCancellationConflictError),
 )
 async def record_run_cancellation(
-    run_id: RunIdPath, body: CancellationRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: CancellationRequest, request: Request
 ) -> Response:
     """Store the first cancellation reason and its `runtime.cancellation_intent` record.
 
     The status stays `running`: the run ends later through a canceled terminal.
     """
+    store, offload = services(request)
     return respond(
         AppendResultBody.of(
             await offload(
@@ -340,9 +337,10 @@ async def record_run_cancellation(
     responses=problems(*_WRITE_PROBLEMS, RunTerminalConflictError, RunSuspensionConflictError),
 )
 async def record_run_suspension(
-    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: SuspensionRequest, request: Request
 ) -> Response:
     """Store the checkpoint, status `suspended` and the `run_suspended` record together."""
+    store, offload = services(request)
     return respond(
         AppendResultBody.of(
             await offload(
@@ -365,9 +363,10 @@ async def record_run_suspension(
     responses=problems(*_WRITE_PROBLEMS, RunTerminalConflictError),
 )
 async def record_run_terminal(
-    run_id: RunIdPath, body: TerminalRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: TerminalRequest, request: Request
 ) -> Response:
     """Store the final status (`completed`, `failed`, `canceled`) with its `run_completed`."""
+    store, offload = services(request)
     return respond(
         AppendResultBody.of(
             await offload(store.record_run_terminal, run_id, body.status, body.record.contract())
@@ -385,10 +384,11 @@ async def record_run_terminal(
     responses=problems(*_WRITE_PROBLEMS, RunSuspensionConflictError),
 )
 async def repair_run_suspension(
-    run_id: RunIdPath, body: SuspensionRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: SuspensionRequest, request: Request
 ) -> Response:
     """Suspend a running run (`stored`), confirm the same suspension (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
+    store, offload = services(request)
     return respond(
         RepairResultBody.of(
             await offload(
@@ -411,10 +411,11 @@ async def repair_run_suspension(
     responses=problems(*_WRITE_PROBLEMS, RunTerminalConflictError),
 )
 async def repair_run_terminal(
-    run_id: RunIdPath, body: TerminalRequest, store: StoreDep, offload: OffloadDep
+    run_id: RunIdPath, body: TerminalRequest, request: Request
 ) -> Response:
     """Finish a running run (`stored`), confirm the same terminal (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
+    store, offload = services(request)
     return respond(
         RepairResultBody.of(
             await offload(store.repair_run_terminal, run_id, body.status, body.record.contract())
@@ -432,9 +433,8 @@ async def repair_run_terminal(
     responses=problems(RunNotFoundError, SessionPurgedError),
 )
 async def load_run(run_id: RunIdPath, request: Request) -> Response:
-    state = request.app.state
-    store, offload = state.store, state.offload
     """The run's identity, status, start outcome, times, labels and cancellation reason."""
+    store, offload = services(request)
     return respond(RunMetaBody.of(await offload(store.load_run, run_id)))
 
 
@@ -447,8 +447,9 @@ async def load_run(run_id: RunIdPath, request: Request) -> Response:
     summary="Load a suspension checkpoint",
     responses=problems(RunNotFoundError, RunSuspensionNotFoundError, SessionPurgedError),
 )
-async def load_run_suspension(run_id: RunIdPath, store: StoreDep, offload: OffloadDep) -> Response:
+async def load_run_suspension(run_id: RunIdPath, request: Request) -> Response:
     """The checkpoint stored with the run's suspension, byte for byte (base64)."""
+    store, offload = services(request)
     return respond(CheckpointBody.of(await offload(store.load_run_suspension, run_id)))
 
 
@@ -463,11 +464,11 @@ async def load_run_suspension(run_id: RunIdPath, store: StoreDep, offload: Offlo
 )
 async def list_run_records(
     run_id: RunIdPath,
-    store: StoreDep,
-    offload: OffloadDep,
+    request: Request,
     cursor: CursorQuery = "",
     limit: LimitQuery = 100,
 ) -> Response:
     """The run's records, oldest first; `next_cursor` is the ID of the page's last record
     when more existed."""
+    store, offload = services(request)
     return respond_record_page(await offload(store.list_run_records, run_id, cursor, limit))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api.auth import ADMIN, READ
-from app.api.deps import CursorQuery, LimitQuery, OffloadDep, SessionIdPath, StoreDep
+from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, services
 from app.api.problems import problems
 from app.api.render import respond, respond_record_page
 from app.api.schemas import (
@@ -44,8 +44,7 @@ router = APIRouter(prefix="/v1/sessions")
     responses=problems(),
 )
 async def list_sessions(
-    store: StoreDep,
-    offload: OffloadDep,
+    request: Request,
     *,
     status: Annotated[
         list[SessionStatus],
@@ -64,6 +63,7 @@ async def list_sessions(
 ) -> Response:
     """Sessions newest `created_at` first, ties by `session_id` ascending; purged sessions
     never appear. A cursor only continues the list with the same filters."""
+    store, offload = services(request)
     page = await offload(
         store.list_sessions,
         statuses=status,
@@ -84,13 +84,12 @@ async def list_sessions(
     summary="Create a session",
     responses=problems(SessionEndedError, SessionPurgedError),
 )
-async def create_session(
-    body: CreateSessionRequest, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def create_session(body: CreateSessionRequest, request: Request) -> Response:
     """Create an active session, or return the active one unchanged (original `created_at`).
 
     An ended session answers `session_ended`; a purged one `session_purged`.
     """
+    store, offload = services(request)
     return respond(
         SessionBody.of(await offload(store.create_session, body.session_id, body.created_at))
     )
@@ -105,8 +104,9 @@ async def create_session(
     summary="Load a session",
     responses=problems(SessionNotFoundError, SessionPurgedError),
 )
-async def load_session(session_id: SessionIdPath, store: StoreDep, offload: OffloadDep) -> Response:
+async def load_session(session_id: SessionIdPath, request: Request) -> Response:
     """The session with its status and times."""
+    store, offload = services(request)
     return respond(SessionBody.of(await offload(store.load_session, session_id)))
 
 
@@ -120,12 +120,13 @@ async def load_session(session_id: SessionIdPath, store: StoreDep, offload: Offl
     responses=problems(SessionNotFoundError, SessionPurgedError),
 )
 async def end_session(
-    session_id: SessionIdPath, body: EndSessionRequest, store: StoreDep, offload: OffloadDep
+    session_id: SessionIdPath, body: EndSessionRequest, request: Request
 ) -> Response:
     """End the session: running runs continue and may still write; new starts get `stop`.
 
     Ending an ended session returns it unchanged (the first `ended_at` is kept).
     """
+    store, offload = services(request)
     return respond(SessionBody.of(await offload(store.end_session, session_id, body.ended_at)))
 
 
@@ -139,13 +140,14 @@ async def end_session(
     response_class=Response,
     responses=problems(SessionNotFoundError, SessionActiveError, SessionHasActiveRunsError),
 )
-async def purge_session(session_id: SessionIdPath, store: StoreDep, offload: OffloadDep) -> None:
+async def purge_session(session_id: SessionIdPath, request: Request) -> None:
     """Delete an ended session with its runs, checkpoints and records, in one transaction.
 
     The session ID and its run IDs stay reserved forever: every later operation naming them
     answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
     never touched.
     """
+    store, offload = services(request)
     await offload(store.purge_session, session_id)
 
 
@@ -158,10 +160,9 @@ async def purge_session(session_id: SessionIdPath, store: StoreDep, offload: Off
     summary="Load a session's status",
     responses=problems(SessionNotFoundError, SessionPurgedError),
 )
-async def load_session_status(
-    session_id: SessionIdPath, store: StoreDep, offload: OffloadDep
-) -> Response:
+async def load_session_status(session_id: SessionIdPath, request: Request) -> Response:
     """`active` or `ended`."""
+    store, offload = services(request)
     return respond(SessionStatusBody(status=await offload(store.load_session_status, session_id)))
 
 
@@ -176,8 +177,7 @@ async def load_session_status(
 )
 async def list_session_runs(
     session_id: SessionIdPath,
-    store: StoreDep,
-    offload: OffloadDep,
+    request: Request,
     *,
     status: Annotated[
         list[RunStatus], Query(description="Only runs in these statuses (repeatable).")
@@ -186,6 +186,7 @@ async def list_session_runs(
     limit: LimitQuery = 100,
 ) -> Response:
     """Runs of the session ordered by `started_at`, then `run_id`, page by page."""
+    store, offload = services(request)
     return respond(
         RunPageBody.of(
             await offload(
@@ -206,8 +207,7 @@ async def list_session_runs(
 )
 async def list_session_run_records(
     session_id: SessionIdPath,
-    store: StoreDep,
-    offload: OffloadDep,
+    request: Request,
     cursor: CursorQuery = "",
     limit: LimitQuery = 100,
 ) -> Response:
@@ -216,6 +216,7 @@ async def list_session_run_records(
     A reader that pages while writers commit never skips a record and never sees one twice.
     A page also stops early once its payloads exceed the byte budget (at least one record).
     """
+    store, offload = services(request)
     return respond_record_page(
         await offload(store.list_session_run_records, session_id, cursor, limit)
     )
