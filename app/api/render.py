@@ -12,7 +12,8 @@ from fastapi import Response
 from pydantic import BaseModel
 from pydantic_core import to_json
 
-from runtime_store_client import Page
+from app.observability.context import note_record
+from runtime_store_client import AppendResult, Page
 
 from .wire import format_payload, format_time
 
@@ -52,3 +53,25 @@ def record_page_json(page: Page) -> bytes:
 def respond_record_page(page: Page) -> Response:
     """A page of records as ``application/json`` (``record_page_json``)."""
     return Response(content=record_page_json(page), media_type="application/json")
+
+
+def _append_result(result: AppendResult) -> dict[str, object]:
+    note_record(result.inserted)  # as ``AppendResultBody.of``: the record metrics
+    return {
+        "id": result.id,
+        "inserted": result.inserted,
+        "session_status": result.session_status,
+    }
+
+
+def respond_append_result(result: AppendResult) -> Response:
+    """``respond(AppendResultBody.of(result))`` without the model (an append's answer:
+    the most frequent body); ``tests/api/test_render.py`` checks the bytes."""
+    return Response(content=to_json(_append_result(result)), media_type="application/json")
+
+
+def respond_append_results(results: list[AppendResult]) -> Response:
+    """``respond(AppendResultsBody.of(results))`` without a model per result (a batch
+    holds up to 1,000); ``tests/api/test_render.py`` checks the bytes."""
+    body = {"results": [_append_result(result) for result in results]}
+    return Response(content=to_json(body), media_type="application/json")

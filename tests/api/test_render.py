@@ -1,8 +1,9 @@
-"""A record page is rendered without a model per record, to the models' exact bytes.
+"""Record pages and append results are rendered without models, to the models' exact bytes.
 
-``RecordPageBody`` stays the description of the body (OpenAPI, the generated client);
-``record_page_json`` must produce exactly what ``RecordPageBody.of(page).model_dump_json()``
-produces for any page.
+``RecordPageBody``, ``AppendResultBody`` and ``AppendResultsBody`` stay the description of
+the bodies (OpenAPI, the generated client); ``record_page_json`` must produce exactly what
+``RecordPageBody.of(page).model_dump_json()`` produces for any page, and the append
+responses exactly what ``respond`` of their models produces.
 """
 
 from __future__ import annotations
@@ -11,9 +12,15 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from app.api.render import record_page_json
-from app.api.schemas import RecordBody, RecordPageBody
-from runtime_store_client import Page, Record
+from app.api.render import (
+    record_page_json,
+    respond,
+    respond_append_result,
+    respond_append_results,
+)
+from app.api.schemas import AppendResultBody, AppendResultsBody, RecordBody, RecordPageBody
+from app.observability.context import EXCHANGE, Exchange
+from runtime_store_client import AppendResult, Page, Record, SessionStatus
 
 T = datetime(2026, 11, 30, 1, 2, 3, 456000, tzinfo=UTC)
 
@@ -76,3 +83,46 @@ def test_a_rendered_record_has_exactly_the_models_fields_in_order() -> None:
     positions = [rendered.index(key) for key in keys]
     assert positions == sorted(positions)
     assert list(RecordPageBody.model_fields) == ["records", "next_cursor"]
+
+
+RESULTS = [
+    AppendResult(id="1", inserted=True, session_status=SessionStatus.ACTIVE),
+    AppendResult(id="2", inserted=False, session_status=SessionStatus.ENDED),
+    AppendResult(id="3", inserted=True, session_status=None),
+    AppendResult(id='q"\\\u2028', inserted=False, session_status=None),
+]
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=lambda result: result.id)
+def test_an_append_result_renders_to_the_models_bytes(result: AppendResult) -> None:
+    fast, model = respond_append_result(result), respond(AppendResultBody.of(result))
+
+    assert fast.body == model.body
+    assert fast.headers.items() == model.headers.items()
+
+
+@pytest.mark.parametrize("count", [0, 1, len(RESULTS)])
+def test_a_batch_of_append_results_renders_to_the_models_bytes(count: int) -> None:
+    results = RESULTS[:count]
+    fast, model = respond_append_results(results), respond(AppendResultsBody.of(results))
+
+    assert fast.body == model.body
+    assert fast.headers.items() == model.headers.items()
+
+
+def test_a_rendered_append_result_counts_its_record_as_the_model_does() -> None:
+    counted = []
+    for fast in (True, False):
+        exchange = Exchange()
+        token = EXCHANGE.set(exchange)
+        try:
+            if fast:
+                respond_append_results(RESULTS)
+            else:
+                respond(AppendResultsBody.of(RESULTS))
+        finally:
+            EXCHANGE.reset(token)
+        counted.append(dict(exchange.outcomes))
+
+    assert counted[0] == counted[1]
+    assert counted[0]

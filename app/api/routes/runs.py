@@ -9,7 +9,12 @@ from fastapi import APIRouter, Query, Request, Response
 from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, RunIdPath, services
 from app.api.problems import problems
-from app.api.render import respond, respond_record_page
+from app.api.render import (
+    respond,
+    respond_append_result,
+    respond_append_results,
+    respond_record_page,
+)
 from app.api.schemas import (
     AppendRecordRequest,
     AppendRecordsRequest,
@@ -274,9 +279,7 @@ async def append_run_record(
             f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
             run_id=run_id,
         )
-    return respond(
-        AppendResultBody.of(await offload(store.append_run_record, body.record.contract()))
-    )
+    return respond_append_result(await offload(store.append_run_record, body.record.contract()))
 
 
 @router.post(
@@ -298,7 +301,7 @@ async def append_run_records(
     fails nothing is written, and the problem names that record in `event_key`."""
     store, offload = services(request)
     records = [item.contract() for item in body.records]
-    return respond(AppendResultsBody.of(await offload(store.append_run_records, run_id, records)))
+    return respond_append_results(await offload(store.append_run_records, run_id, records))
 
 
 @router.post(
@@ -318,12 +321,8 @@ async def record_run_cancellation(
     The status stays `running`: the run ends later through a canceled terminal.
     """
     store, offload = services(request)
-    return respond(
-        AppendResultBody.of(
-            await offload(
-                store.record_run_cancellation, run_id, body.reason, body.record.contract()
-            )
-        )
+    return respond_append_result(
+        await offload(store.record_run_cancellation, run_id, body.reason, body.record.contract())
     )
 
 
@@ -341,14 +340,12 @@ async def record_run_suspension(
 ) -> Response:
     """Store the checkpoint, status `suspended` and the `run_suspended` record together."""
     store, offload = services(request)
-    return respond(
-        AppendResultBody.of(
-            await offload(
-                store.record_run_suspension,
-                run_id,
-                body.checkpoint.contract(),
-                body.record.contract(),
-            )
+    return respond_append_result(
+        await offload(
+            store.record_run_suspension,
+            run_id,
+            body.checkpoint.contract(),
+            body.record.contract(),
         )
     )
 
@@ -367,10 +364,8 @@ async def record_run_terminal(
 ) -> Response:
     """Store the final status (`completed`, `failed`, `canceled`) with its `run_completed`."""
     store, offload = services(request)
-    return respond(
-        AppendResultBody.of(
-            await offload(store.record_run_terminal, run_id, body.status, body.record.contract())
-        )
+    return respond_append_result(
+        await offload(store.record_run_terminal, run_id, body.status, body.record.contract())
     )
 
 

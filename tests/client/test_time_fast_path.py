@@ -1,0 +1,65 @@
+"""``parse_rfc3339`` reads the canonical form (``2026-11-30T01:02:03.456Z``) in one call;
+it must give exactly what the general path gives, value and zone, and the general path's
+error for anything else."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC
+
+import pytest
+
+from runtime_store_client.times import TimeError, parse_rfc3339, parse_rfc3339_general
+
+EDGES = [
+    "0001-01-01T00:00:00.000Z",
+    "9999-12-31T23:59:59.999Z",
+    "2024-02-29T12:00:00.500Z",
+    "2026-11-30T01:02:03.456Z",
+    "1970-01-01T00:00:00.000Z",
+]
+
+REFUSED = [
+    "0000-01-01T00:00:00.000Z",  # year 0
+    "2026-02-29T00:00:00.000Z",  # not a leap year
+    "2026-13-01T00:00:00.000Z",
+    "2026-01-32T00:00:00.000Z",
+    "2026-01-01T24:00:00.000Z",
+    "2026-01-01T23:60:00.000Z",
+    "2026-01-01T23:59:60.000Z",  # a leap second
+    "2026-01-01T00:00:00.000z",  # lower-case z: the general path
+    "2026-01-01t00:00:00.000Z",
+    "2026-01-01T00:00:00.0001Z",
+    "2026-01-01T00:00:00Z",
+    "\u0662\u0660\u0662\u0666-01-01T00:00:00.000Z",  # non-ASCII digits
+    "2026-01-01T00:00:00.000Z ",
+]
+
+
+def _outcome(parse: object, text: str) -> object:
+    assert callable(parse)
+    try:
+        value = parse(text)
+    except TimeError as exc:
+        return ("error", str(exc))
+    return ("value", value, value.tzinfo, value.utcoffset())
+
+
+@pytest.mark.parametrize("text", EDGES + REFUSED)
+def test_the_fast_path_agrees_with_the_general_path(text: str) -> None:
+    assert _outcome(parse_rfc3339, text) == _outcome(parse_rfc3339_general, text)
+
+
+def test_the_fast_path_agrees_on_random_canonical_times() -> None:
+    rng = random.Random(18)
+    for _ in range(20_000):
+        text = (
+            f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 31):02d}T"
+            f"{rng.randint(0, 24):02d}:{rng.randint(0, 60):02d}:{rng.randint(0, 60):02d}."
+            f"{rng.randint(0, 999):03d}Z"
+        )
+        assert _outcome(parse_rfc3339, text) == _outcome(parse_rfc3339_general, text), text
+
+
+def test_a_canonical_time_is_read_in_utc() -> None:
+    assert parse_rfc3339("2026-11-30T01:02:03.456Z").tzinfo is UTC
