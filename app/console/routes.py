@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final
 from urllib.parse import urlencode
 
 import jinja2
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from .api import Api, ApiError, path
@@ -164,6 +164,36 @@ async def static_asset(name: str) -> Response:
     )
 
 
+# --- run filters -----------------------------------------------------------------------
+
+RunFilters = dict[str, str | list[str]]
+
+
+def run_filters(
+    status: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
+    label: QueryList = [],  # noqa: B006
+    agent_id: str = "",
+    session_id: str = "",
+    parent_run_id: str = "",
+    started_after: str = "",
+    started_before: str = "",
+) -> RunFilters:
+    """The search API's run filters from a console query string (empty entries dropped),
+    as the form shows them and as links carry them."""
+    return {
+        "status": [item for item in status if item],
+        "agent_id": agent_id,
+        "label": [item for item in label if item],
+        "session_id": session_id,
+        "parent_run_id": parent_run_id,
+        "started_after": started_after,
+        "started_before": started_before,
+    }
+
+
+RunFiltersDep = Annotated[RunFilters, Depends(run_filters)]
+
+
 # --- pages -----------------------------------------------------------------------------
 
 
@@ -203,26 +233,9 @@ async def session_page(session_id: str = "", cursor: str = "") -> HTMLResponse:
 
 
 @router.get("/runs")
-async def runs_page(
-    status: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
-    label: QueryList = [],  # noqa: B006
-    agent_id: str = "",
-    session_id: str = "",
-    parent_run_id: str = "",
-    started_after: str = "",
-    started_before: str = "",
-    cursor: str = "",
-) -> HTMLResponse:
+async def runs_page(filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
     """Runs of every session, newest first, with the search API's filters."""
-    filters: dict[str, str | list[str]] = {
-        "status": status,
-        "agent_id": agent_id,
-        "label": label,
-        "session_id": session_id,
-        "parent_run_id": parent_run_id,
-        "started_after": started_after,
-        "started_before": started_before,
-    }
+    label = list(filters["label"])  # always a list: run_filters builds it
     labels = [*label, "", ""][: max(2, len(label))]
     return page(
         "runs.html",
@@ -358,41 +371,16 @@ async def purge_fragment(request: Request, session_id: str = "") -> HTMLResponse
 
 
 @router.get("/fragments/runs")
-async def runs_fragment(  # noqa: PLR0913 - one parameter per search filter
-    request: Request,
-    *,
-    status: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
-    label: QueryList = [],  # noqa: B006
-    agent_id: str = "",
-    session_id: str = "",
-    parent_run_id: str = "",
-    started_after: str = "",
-    started_before: str = "",
-    cursor: str = "",
-) -> HTMLResponse:
+async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
     """A page of ``GET /v1/runs`` with the page's filters."""
-    filters: dict[str, str | list[str]] = {
-        "status": status,
-        "agent_id": agent_id,
-        "label": [item for item in label if item],
-        "session_id": session_id,
-        "parent_run_id": parent_run_id,
-        "started_after": started_after,
-        "started_before": started_before,
-    }
 
     async def load(api: Api) -> dict[str, Any]:
         params = [
-            *(("status", item) for item in status if item),
-            *(("label", item) for item in label if item),
-            ("agent_id", agent_id),
-            ("session_id", session_id),
-            ("parent_run_id", parent_run_id),
-            ("started_after", api_time(started_after)),
-            ("started_before", api_time(started_before)),
-            ("cursor", cursor),
-            ("limit", str(PAGE_SIZE)),
+            (key, api_time(value) if key.startswith("started_") else value)
+            for key, values in filters.items()
+            for value in ([values] if isinstance(values, str) else values)
         ]
+        params += [("cursor", cursor), ("limit", str(PAGE_SIZE))]
         body = await api.get("/v1/runs", params)
         return {
             "runs": body["runs"],

@@ -89,10 +89,12 @@ class Dialect(abc.ABC):
     #: Whether ``append_one`` can answer an append in one statement (PostgreSQL).
     one_statement_append = False
 
-    def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:
+    def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:  # noqa: ARG002
         """An ordinary append in one statement (``UnitOfWork.statement``): the result, or
-        ``None`` when the statement refused it and the ordinary transaction must decide."""
-        raise NotImplementedError
+        ``None`` when the statement refused it and the ordinary transaction must decide.
+        SQLite has no such statement (``one_statement_append`` is false): it always
+        refuses."""
+        return None
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
         """A sessionless run about to be written (a one-shot parent), its lock held; on
