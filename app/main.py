@@ -134,6 +134,10 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         openapi_tags=TAGS,
         lifespan=lifespan,
         static_url="/docs-assets",
+        # Traces come from OpenTelemetry's FastAPI instrumentation when asked for
+        # (observability/tracing.py), metrics from prometheus-client: FastAPI's own
+        # telemetry would only repeat them, and asks the global providers on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     for router in (
         sessions.router,

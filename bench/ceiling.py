@@ -60,11 +60,6 @@ UPDATE_RUN = (
 )
 INSERT_RECORD = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
 UPDATE_RUN_COUNT = "UPDATE runs SET record_count = %s WHERE run_id = %s"
-#: ``batch._prefetch``: the stored records under a batch's keys, one statement.
-SELECT_RECORDS_BY_KEYS = (
-    f"SELECT {_RECORD_COLUMNS} FROM run_records WHERE run_id = %s AND event_key = ANY(%s)"
-)
-INSERT_RECORD_ROW = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
 UPDATE_SESSION_COUNT = "UPDATE sessions SET record_count = %s WHERE session_id = %s"
 
 
@@ -80,7 +75,14 @@ def _fused(run_update: str) -> str:
 #: ``SqlStore.append_run_record`` on PostgreSQL (migration 0010): one statement in autocommit.
 APPEND_RECORD = (
     "SELECT outcome, record_id, session_status FROM "
-    "runtime_store_append_record(%s, %s, %s, %s, %s, %s, %s, %s)"
+    "runtime_store_append_record(%s, %s, %s, %s, %s, %s, %b, %s)"
+)
+#: ``SqlStore.append_run_records`` on PostgreSQL (migration 0011): one statement in
+#: autocommit, the batch as arrays in binary format.
+APPEND_RECORDS = (
+    "SELECT outcome, record_ids, inserted, session_status FROM "
+    "runtime_store_append_records(%s, %s, %s, %b::text[], %b::text[], %b::text[], "
+    "%b::bytea[], %b::bigint[])"
 )
 #: An append moves the counters only; a terminal write also changes the run's state.
 FUSED_APPEND = _fused(UPDATE_RUN_COUNT)
@@ -277,31 +279,26 @@ class CeilingStore:
         return str(row[1])
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[str]:
-        """``SqlStore.append_run_records`` of new records: lock through the run, the run,
-        the stored records under the keys (none), the counters, the records."""
-        session = self._one(LOCK_SESSION_OF_RUN, run_id)
-        run = self._one(SELECT_RUN, run_id)
-        if session is None or run is None:
-            self.conn.rollback()
-            raise RuntimeError(f"run {run_id!r} has no live session")
-        keys = [record.event_key for record in records]
-        if self._execute(SELECT_RECORDS_BY_KEYS, (run_id, keys)).fetchall():
-            self.conn.rollback()
-            raise RuntimeError("the ceiling appends new records only")
-        first_seq, first_position = run[_R_COUNT] + 1, session[_S_COUNT] + 1
-        last = len(records) - 1
-        self._execute(UPDATE_RUN_COUNT, (first_seq + last, run_id))
-        self._execute(UPDATE_SESSION_COUNT, (first_position + last, session[0]))
-        rows = [
-            self._record_values(record, first_seq + n, first_position + n)
-            for n, record in enumerate(records)
-        ]
-        with self.conn.cursor() as cursor:
-            cursor.executemany(INSERT_RECORD_ROW, rows)
-        if self.trace is not None:
-            self.trace.append(INSERT_RECORD_ROW)
-        self.conn.commit()
-        return [str(first_seq + n) for n in range(len(records))]
+        """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
+        first = records[0]
+        self.conn.autocommit = True
+        try:
+            row = self._one(
+                APPEND_RECORDS,
+                run_id,
+                first.agent_id,
+                first.session_id or None,
+                [record.event_key for record in records],
+                [record.turn_id for record in records],
+                [record.type for record in records],
+                [record.payload for record in records],
+                [to_millis(record.timestamp, "timestamp") for record in records],
+            )
+        finally:
+            self.conn.autocommit = False
+        if row is None or row[0] != "done":
+            raise RuntimeError(f"the ceiling appends new records or exact retries only: {row}")
+        return [str(record_id) for record_id in row[1]]
 
     def record_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> str:
         return self._write_record(run_id, record, status.value)

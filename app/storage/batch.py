@@ -79,9 +79,50 @@ def _prefetch(tx: Tx, run_id: str, keys: list[str]) -> None:
         tx.prefetched[(run_id, key)] = stored
 
 
+def _append_in_one_statement(
+    ctx: Context, run_id: str, checked: list[v.NewRecord]
+) -> list[AppendResult] | None:
+    """The batch through ``Dialect.append_many``, each distinct key once: a key repeated
+    with the same content is answered from its first occurrence; one repeated with other
+    content is left to the transaction (``event_conflict`` in the contract's order)."""
+    first: dict[str, int] = {}
+    distinct: list[v.NewRecord] = []
+    at: list[int] = []
+    for rec in checked:
+        index = first.get(rec.event_key)
+        if index is None:
+            index = first[rec.event_key] = len(distinct)
+            distinct.append(rec)
+        elif distinct[index] != rec:
+            return None
+        at.append(index)
+    answered = ctx.uow.statement(lambda tx: tx.dialect.append_many(tx, run_id, distinct))
+    if answered is None:
+        return None
+    if len(distinct) == len(checked):
+        return answered
+    seen: set[int] = set()
+    results: list[AppendResult] = []
+    for index in at:
+        outcome = answered[index]
+        if index in seen and outcome.inserted:
+            outcome = AppendResult(
+                id=outcome.id, inserted=False, session_status=outcome.session_status
+            )
+        seen.add(index)
+        results.append(outcome)
+    return results
+
+
 def append_run_records(ctx: Context, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
     """Append a batch of ordinary records to one run, all or nothing (11.2)."""
     checked = _check_input(ctx, run_id, records)
+    if ctx.uow.dialect.one_statement_append:
+        # PostgreSQL: one round trip for the whole batch; anything the statement refuses
+        # goes through the transaction below, which raises the error naming the record.
+        found = _append_in_one_statement(ctx, run_id, checked)
+        if found is not None:
+            return found
 
     def operation(tx: Tx) -> list[AppendResult]:
         run, session = tx.open_run(run_id)

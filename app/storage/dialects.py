@@ -96,6 +96,18 @@ class Dialect(abc.ABC):
         refuses."""
         return None
 
+    def append_many(
+        self,
+        tx: Tx,  # noqa: ARG002
+        run_id: str,  # noqa: ARG002
+        records: Sequence[NewRecord],  # noqa: ARG002
+    ) -> list[AppendResult] | None:
+        """A batch of one run's records with distinct event keys in one statement
+        (``UnitOfWork.statement``): the results in input order, or ``None`` when the
+        statement refused the batch and the ordinary transaction must decide. SQLite
+        always refuses (``one_statement_append`` is false)."""
+        return None
+
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
         """A sessionless run about to be written (a one-shot parent), its lock held; on
         SQLite the transaction's database lock already is."""
@@ -250,6 +262,41 @@ class PostgresDialect(Dialect):
             inserted=row.outcome == "inserted",
             session_status=None if status is None else SessionStatus(status),
         )
+
+    def append_many(
+        self, tx: Tx, run_id: str, records: Sequence[NewRecord]
+    ) -> list[AppendResult] | None:
+        """``runtime_store_append_records`` (migration 0011): the lock, the run, the stored
+        records under every key, and the inserts or the exact retries, in one round trip.
+        Every record carries the first one's agent and session (else the transaction
+        decides)."""
+        first = records[0]
+        if any(
+            rec.agent_id != first.agent_id or rec.session_id != first.session_id for rec in records
+        ):
+            return None
+        row = st.APPEND_RECORDS.first(
+            tx.conn,
+            {
+                "run_id": run_id,
+                "agent_id": first.agent_id,
+                "session_id": first.session_id or None,
+                "event_keys": [rec.event_key for rec in records],
+                "turn_ids": [rec.turn_id for rec in records],
+                "types": [rec.type for rec in records],
+                "payloads": [rec.payload for rec in records],
+                "timestamps_ms": [rec.timestamp_ms for rec in records],
+            },
+        )
+        if row is None or row.outcome != "done":
+            return None
+        if any(row.inserted):
+            tx.written.add((first.session_id, run_id))
+        status = None if row.session_status is None else SessionStatus(row.session_status)
+        return [
+            AppendResult(id=str(record_id), inserted=inserted, session_status=status)
+            for record_id, inserted in zip(row.record_ids, row.inserted, strict=True)
+        ]
 
     def begin_snapshot(self, conn: Connection) -> None:
         conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")

@@ -30,8 +30,15 @@ from sqlalchemy.engine import Connection
 class DriverStatement:
     """One prebuilt statement, executed on the driver connection of a SQLAlchemy one."""
 
-    def __init__(self, statement: sa.Select[Any] | sa.Insert) -> None:
+    def __init__(
+        self, statement: sa.Select[Any] | sa.Insert, *, binary: tuple[str, ...] = ()
+    ) -> None:
+        """``binary`` names parameters psycopg sends in binary format (``%(name)b``):
+        arrays and ``bytea``, whose text form psycopg builds in Python, escaping every
+        element (a batch's 16 payloads of 1 KB: 340 µs as text, 7 µs as binary), and the
+        server parses back."""
         self.statement = statement
+        self._binary = binary
         columns = (
             [str(column.key) for column in statement.selected_columns]
             if isinstance(statement, sa.Select)
@@ -46,7 +53,14 @@ class DriverStatement:
         key = id(conn.dialect)
         sql = self._sql.get(key)
         if sql is None:
-            sql = self._sql[key] = str(self.statement.compile(dialect=conn.dialect))
+            sql = str(self.statement.compile(dialect=conn.dialect))
+            if conn.dialect.name == "postgresql":
+                for name in self._binary:
+                    placeholder = f"%({name})s"
+                    if placeholder not in sql:
+                        raise ValueError(f"no parameter {name!r} to send in binary")
+                    sql = sql.replace(placeholder, f"%({name})b")
+            self._sql[key] = sql
         return sql
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from .driver import DriverStatement
 from .rows import NEW_RECORD_FIELDS, PREFIXED_RECORD_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE
@@ -60,7 +61,29 @@ _APPEND = sa.func.runtime_store_append_record(
     _P("timestamp_ms", type_=sa.BigInteger()),
 ).table_valued("outcome", "record_id", "session_status")
 APPEND_RECORD: Final = DriverStatement(
-    sa.select(_APPEND.c.outcome, _APPEND.c.record_id, _APPEND.c.session_status)
+    sa.select(_APPEND.c.outcome, _APPEND.c.record_id, _APPEND.c.session_status),
+    binary=("payload",),
+)
+#: PostgreSQL: a batch append in one statement (migration 0011), sent in autocommit; one
+#: array element per distinct event key of the batch, in input order.
+_APPEND_MANY = sa.func.runtime_store_append_records(
+    _P("run_id", type_=sa.Text()),
+    _P("agent_id", type_=sa.Text()),
+    _P("session_id", type_=sa.Text()),
+    _P("event_keys", type_=postgresql.ARRAY(sa.Text())),
+    _P("turn_ids", type_=postgresql.ARRAY(sa.Text())),
+    _P("types", type_=postgresql.ARRAY(sa.Text())),
+    _P("payloads", type_=postgresql.ARRAY(sa.LargeBinary())),
+    _P("timestamps_ms", type_=postgresql.ARRAY(sa.BigInteger())),
+).table_valued("outcome", "record_ids", "inserted", "session_status")
+APPEND_RECORDS: Final = DriverStatement(
+    sa.select(
+        _APPEND_MANY.c.outcome,
+        _APPEND_MANY.c.record_ids,
+        _APPEND_MANY.c.inserted,
+        _APPEND_MANY.c.session_status,
+    ),
+    binary=("event_keys", "turn_ids", "types", "payloads", "timestamps_ms"),
 )
 #: A run with the record stored under an event key (if any): the append check's one read.
 SELECT_RUN_AND_RECORD: Final = DriverStatement(_RUN_AND_RECORD)

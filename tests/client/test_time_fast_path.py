@@ -17,6 +17,12 @@ EDGES = [
     "2024-02-29T12:00:00.500Z",
     "2026-11-30T01:02:03.456Z",
     "1970-01-01T00:00:00.000Z",
+    # What ``datetime.isoformat`` gives (the generated client's models send it).
+    "2026-11-30T01:02:03.456000+00:00",
+    "0001-01-01T00:00:00.000000+00:00",
+    "9999-12-31T23:59:59.999000+00:00",
+    "2026-11-30T01:02:03.456+00:00",
+    "2026-11-30T01:02:03.456000Z",
 ]
 
 REFUSED = [
@@ -33,6 +39,12 @@ REFUSED = [
     "2026-01-01T00:00:00Z",
     "\u0662\u0660\u0662\u0666-01-01T00:00:00.000Z",  # non-ASCII digits
     "2026-01-01T00:00:00.000Z ",
+    "2026-01-01T00:00:00.000001+00:00",  # sub-millisecond
+    "2026-01-01T00:00:00.000100+00:00",
+    "2026-01-01T00:00:00.000000-00:00",  # not the fast path's offset
+    "2026-01-01T00:00:00.000000+01:00",
+    "0001-01-01T00:00:00.000000+01:00",  # before year 1 in UTC
+    "2026-01-01T00:00:00.0000+00:00",
 ]
 
 
@@ -56,7 +68,8 @@ def test_the_fast_path_agrees_on_random_canonical_times() -> None:
         text = (
             f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 31):02d}T"
             f"{rng.randint(0, 24):02d}:{rng.randint(0, 60):02d}:{rng.randint(0, 60):02d}."
-            f"{rng.randint(0, 999):03d}Z"
+            f"{rng.randint(0, 999):03d}{rng.choice(['', '000', '001', '500'])}"
+            f"{rng.choice(['Z', '+00:00', '+00:30', '-00:00'])}"
         )
         assert _outcome(parse_rfc3339, text) == _outcome(parse_rfc3339_general, text), text
 

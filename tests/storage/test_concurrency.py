@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+import pytest
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore
@@ -85,8 +86,9 @@ def test_same_one_shot_start_from_16_threads_inserts_once_and_retries_get_equal_
     assert [r.id for r in store.list_run_records(run.run_id).records] == ["1"]
 
 
+@pytest.mark.parametrize("batch", [1, 6], ids=["one_by_one", "in_batches_of_6"])
 def test_session_list_reader_sees_every_record_once_in_commit_order_while_4_writers_append(
-    engine: Engine,
+    engine: Engine, batch: int
 ) -> None:
     store = SqlStore(engine)
     session = new_session(store)
@@ -98,8 +100,15 @@ def test_session_list_reader_sees_every_record_once_in_commit_order_while_4_writ
 
     def write(index: int) -> None:
         run = writers[index]
-        for n in range(per_writer):
-            store.append_run_record(record(run, event_key=f"w{index}-{n}", payload=b'{"n":%d}' % n))
+        records = [
+            record(run, event_key=f"w{index}-{n}", payload=b'{"n":%d}' % n)
+            for n in range(per_writer)
+        ]
+        for start in range(0, per_writer, batch):
+            if batch == 1:
+                store.append_run_record(records[start])
+            else:
+                store.append_run_records(run.run_id, records[start : start + batch])
 
     def read() -> None:
         # A tailing reader: a short last page has no next cursor, so it asks again from

@@ -140,3 +140,105 @@ def test_an_append_the_statement_refuses_is_answered_by_the_transaction(
     stored = all_records(store, run.run_id)
     assert [r.event_key for r in stored] == ["start", "e1", "terminal"]
     assert stored[1].payload == b'{"v":1}'
+
+
+# --- batches (migration 0011) -----------------------------------------------------------
+
+
+def test_a_batch_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    batch = [record(run, event_key=f"e{n}", payload=b'{"n":%d}' % n) for n in range(16)]
+
+    results, messages = _sent(
+        single_connection, lambda: store.append_run_records(run.run_id, batch)
+    )
+
+    assert [(r.id, r.inserted) for r in results] == [(str(n + 2), True) for n in range(16)]
+    assert {r.session_status for r in results} == {SessionStatus.ACTIVE}
+    assert _round_trips(messages) == 1, messages
+    assert "Query" not in messages  # no BEGIN, no COMMIT
+    assert [r.event_key for r in all_records(store, run.run_id)] == [
+        "start",
+        *(f"e{n}" for n in range(16)),
+    ]
+    session_records = store.list_session_run_records(run.session_id).records
+    assert [r.event_key for r in session_records] == ["start", *(f"e{n}" for n in range(16))]
+
+
+def test_a_batch_of_retries_new_records_and_repeats_is_one_round_trip(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.append_run_records(run.run_id, [record(run, event_key="a"), record(run, event_key="b")])
+    batch = [
+        record(run, event_key="c"),
+        record(run, event_key="b"),  # stored: its original ID
+        record(run, event_key="c"),  # repeated inside the batch: its first occurrence's ID
+        record(run, event_key="d"),
+    ]
+
+    results, messages = _sent(
+        single_connection, lambda: store.append_run_records(run.run_id, batch)
+    )
+
+    assert [(r.id, r.inserted) for r in results] == [
+        ("4", True),
+        ("3", False),
+        ("4", False),
+        ("5", True),
+    ]
+    assert _round_trips(messages) == 1, messages
+    assert [r.event_key for r in all_records(store, run.run_id)] == ["start", "a", "b", "c", "d"]
+
+
+def test_a_sessionless_batch_and_its_retry_on_a_finished_run_are_one_round_trip(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = run_start(session_id="")
+    store.start_one_shot_run(run, started_record(run))
+    batch = [record(run, event_key="e1"), record(run, event_key="e2")]
+
+    first, messages = _sent(single_connection, lambda: store.append_run_records(run.run_id, batch))
+    assert [(r.id, r.inserted, r.session_status) for r in first] == [
+        ("2", True, None),
+        ("3", True, None),
+    ]
+    assert _round_trips(messages) == 1, messages
+
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    again, messages = _sent(single_connection, lambda: store.append_run_records(run.run_id, batch))
+    assert [(r.id, r.inserted) for r in again] == [("2", False), ("3", False)]
+    assert _round_trips(messages) == 1, messages
+
+
+def test_a_batch_the_statement_refuses_is_answered_by_the_transaction_naming_the_record(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.append_run_record(record(run, event_key="e1", payload=b'{"v":1}'))
+
+    with pytest.raises(EventConflictError) as conflict:
+        store.append_run_records(
+            run.run_id,
+            [record(run, event_key="e2"), record(run, event_key="e1", payload=b'{"v":2}')],
+        )
+    assert conflict.value.event_key == "e1"
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    with pytest.raises(RunNotActiveError) as finished:
+        store.append_run_records(
+            run.run_id,
+            [record(run, event_key="e1", payload=b'{"v":1}'), record(run, event_key="e3")],
+        )
+    assert finished.value.event_key == "e3"
+
+    stored = all_records(store, run.run_id)
+    assert [r.event_key for r in stored] == ["start", "e1", "terminal"]
+    assert stored[1].payload == b'{"v":1}'

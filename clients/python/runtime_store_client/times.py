@@ -29,7 +29,11 @@ _RFC3339 = re.compile(
 
 #: The form the API writes (and the clients send): UTC, three fraction digits, ``Z``.
 #: ASCII digits only, so ``datetime.fromisoformat`` reads it exactly as the general path.
-_CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+#: The canonical form, and the form ``datetime.isoformat`` gives a UTC time with whole
+#: milliseconds (what the generated client's models send).
+_CANONICAL = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}(?:000)?(?:Z|\+00:00)"
+)
 
 
 class TimeError(ValueError):
@@ -62,8 +66,9 @@ def parse_rfc3339(text: str) -> datetime:
     digit is an error.
     """
     if _CANONICAL.fullmatch(text):
-        # The canonical form in one call (0.3 instead of 1.8 µs: a batch of 1,000 records
-        # carries 1,000 of them); an impossible date goes on to the general path's error.
+        # The canonical and isoformat forms in one call (0.3 instead of 1.8 µs: a batch of
+        # 1,000 records carries 1,000 of them); an impossible date goes on to the general
+        # path's error.
         try:
             return datetime.fromisoformat(text)
         except ValueError:
