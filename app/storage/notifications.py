@@ -4,10 +4,15 @@ A wake-up only says "read again"; the stream itself is always read from the log,
 subscriber's cursor, so a lost, duplicated or early wake-up costs a read and never a record.
 Each worker process has one ``Notifications``: one listener fanned out to its subscribers.
 
-* PostgreSQL: one ``LISTEN`` connection per worker. Triggers (migration 0008) send a
-  ``NOTIFY`` per (session, run) from the writing transaction, so every replica hears every
-  commit, after it is visible. On a reconnect every subscriber is woken (notifications
-  may have been missed meanwhile).
+* PostgreSQL: one ``LISTEN`` connection per worker, while it has streams. Triggers
+  (migration 0008) send a ``NOTIFY`` per (session, run) from the writing transaction, so
+  every listening replica hears every commit, after it is visible. On a (re)connect every
+  subscriber is woken (notifications may have been missed meanwhile). A worker with no
+  stream does not listen (every commit would otherwise wake every worker's event loop,
+  about 0.08 ms of CPU per append per worker, docs/performance.md): the first subscriber
+  starts the listener and waits until it listens (``ready``) before its first read, so no
+  commit falls between the two; the listener stops ``idle_seconds`` after the last
+  stream ended.
 * SQLite: writes of this process wake their subscribers as they commit (``committed``);
   writes of other processes are found by a short poll of ``PRAGMA data_version`` on a
   connection of its own, then of the ``run_records`` rows added since the last poll.
@@ -21,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sqlite3
 from collections.abc import Awaitable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +38,9 @@ from sqlalchemy.engine import Engine
 log = logging.getLogger("runtime_store.tail")
 
 CHANNEL: Final = "runtime_store_records"
+#: The listener connection's ``application_name`` (``pg_stat_activity``), with the pid of
+#: its worker.
+LISTENER_NAME: Final = "runtime-store live tail {pid}"
 _SEPARATOR: Final = "\x1f"
 #: Most rows one SQLite poll reads to learn which runs changed; beyond, everyone is woken.
 _POLL_ROWS: Final = 10_000
@@ -85,7 +94,13 @@ class Notifications:
     """The live-tail wake-ups of one worker; ``start`` and ``stop`` with the app."""
 
     def __init__(
-        self, engine: Engine, *, max_streams: int, safety_seconds: float, poll_seconds: float
+        self,
+        engine: Engine,
+        *,
+        max_streams: int,
+        safety_seconds: float,
+        poll_seconds: float,
+        idle_seconds: float = 30.0,
     ) -> None:
         self._engine = engine
         self.max_streams = max_streams
@@ -95,6 +110,12 @@ class Notifications:
         self._count = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
+        self._idle_seconds = idle_seconds
+        #: PostgreSQL: set while a stream wants the listener, and while it listens.
+        self._wanted = asyncio.Event()
+        self._listening = asyncio.Event()
+        #: When the last stream ended (the listener stops ``idle_seconds`` later).
+        self._idle_since = 0.0
         self.stopping = False
         #: Counts wake-ups: a read started at generation ``g`` sees every commit whose
         #: wake-up came at ``g`` or before (``Subscription.wait``).
@@ -125,7 +146,19 @@ class Notifications:
         for key in keys:
             self._subscribers.setdefault(key, set()).add(subscription)
         self._count += 1
+        self._wanted.set()
         return subscription
+
+    async def ready(self, timeout: float) -> None:
+        """Until the listener hears every commit from now on, at most ``timeout`` seconds
+        (a database that does not answer: the stream's safety re-reads cover it). A
+        subscriber awaits it between subscribing and its first read. SQLite's poller and
+        this process's own commits need no wait."""
+        if self._task is None or self._engine.dialect.name != "postgresql":
+            return
+        if not self._listening.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._listening.wait(), timeout)
 
     def unsubscribe(self, subscription: Subscription) -> None:
         removed = False
@@ -138,6 +171,8 @@ class Notifications:
                     del self._subscribers[key]
         if removed:
             self._count -= 1
+            if not self._count and self._loop is not None:
+                self._idle_since = self._loop.time()
 
     # --- wake-ups -----------------------------------------------------------------------
 
@@ -194,13 +229,26 @@ class Notifications:
         url = self._engine.url.set(drivername="postgresql")
         return url.render_as_string(hide_password=False)
 
+    def _idle(self) -> bool:
+        """No stream for ``idle_seconds``: the listener may stop. Checked and acted on with
+        no ``await`` in between, so a new subscriber either kept it or sees it stopped."""
+        assert self._loop is not None
+        if self._count or self._loop.time() - self._idle_since < self._idle_seconds:
+            return False
+        self._listening.clear()
+        self._wanted.clear()
+        return True
+
     async def _listen_postgres(self) -> None:
         backoff = 0.05
+        check = min(1.0, self._idle_seconds)
         while True:
+            await self._wanted.wait()
             try:
                 async with await psycopg.AsyncConnection.connect(
                     self._conninfo(),
                     autocommit=True,
+                    application_name=LISTENER_NAME.format(pid=os.getpid()),
                     # A silently dead server is noticed, so the listener reconnects.
                     keepalives=1,
                     keepalives_idle=10,
@@ -209,15 +257,19 @@ class Notifications:
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     backoff = 0.05
+                    self._listening.set()
                     self.wake_all()  # what committed while nobody listened
-                    async for note in conn.notifies():
-                        session_id, _, run_id = note.payload.partition(_SEPARATOR)
-                        self.wake(((session_id, run_id),))
+                    while not self._idle():
+                        async for note in conn.notifies(timeout=check):
+                            session_id, _, run_id = note.payload.partition(_SEPARATOR)
+                            self.wake(((session_id, run_id),))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # any failure: reconnect, never die
+                self._listening.clear()
                 log.warning("live-tail listener lost its connection (%s); reconnecting", exc)
                 self.wake_all()
+                self._idle()  # nobody left to listen for: wait for a stream, not the server
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _MAX_BACKOFF)
 

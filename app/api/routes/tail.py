@@ -48,6 +48,9 @@ router = APIRouter()
 _UNAVAILABLE_RETRY_SECONDS: Final = 1.0
 #: How long a stream has to end itself when the server shuts down.
 _SHUTDOWN_GRACE_SECONDS: Final = 2.0
+#: Longest a new stream waits for its worker to start listening (PostgreSQL) before its
+#: first read; past it the stream goes on, covered by its safety re-reads.
+_LISTEN_WAIT_SECONDS: Final = 5.0
 #: The record type only a run's final status writes (CONTRACT.md 1.7, 3.3, 3.10).
 _FINAL_TYPE: Final = "run_completed"
 
@@ -243,7 +246,9 @@ async def _open(
     shared = _shared_reads(request)
     stream = _Stream(kind, owner, read_after, subscription, shared, hub.safety_seconds)
     try:
-        # Subscribed before this first read, so no commit can fall between the two.
+        # Subscribed and listening before this first read, so no commit can fall between
+        # the two.
+        await hub.ready(_LISTEN_WAIT_SECONDS)
         first = await shared.read((kind, owner, cursor), hub.generation, lambda: read_after(cursor))
     except BaseException:
         subscription.close()
