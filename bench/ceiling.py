@@ -304,9 +304,12 @@ class CeilingStore:
         return self._write_record(run_id, record, status.value)
 
     def load_run(self, run_id: str) -> tuple[Any, ...] | None:
-        row = self._one(SELECT_RUN, run_id)
-        self.conn.commit()
-        return row
+        """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
+        self.conn.autocommit = True
+        try:
+            return self._one(SELECT_RUN, run_id)
+        finally:
+            self.conn.autocommit = False
 
     def _page(
         self, query: tuple[str, str], key: str, after: int, limit: int

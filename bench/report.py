@@ -45,6 +45,9 @@ class Row:
     floor_ratio: float | None = None
     #: CPU milliseconds per call of the load process, the service and PostgreSQL.
     cpu_ms_per_op: dict[str, float] | None = None
+    #: Share of the machine's CPU time the hypervisor gave to others while the cell ran
+    #: (``steal`` of ``/proc/stat``): a cell measured under steal reads slow and costly.
+    steal_pct: float | None = None
 
     @staticmethod
     def of(
@@ -95,6 +98,15 @@ def number(value: float) -> str:
     return f"{value:.2f}"
 
 
+#: Steal (percent of the machine's CPU time) from which a row is flagged in the table.
+STEAL_FLAG_PCT = 5.0
+
+
+def _steal(row: Row) -> str:
+    steal = row.steal_pct
+    return f"steal {steal:.0f} %" if steal is not None and steal >= STEAL_FLAG_PCT else ""
+
+
 def table(rows: Sequence[Row]) -> str:
     """The fixed-width table printed at the end of a run (and pasted into the docs)."""
     header = (
@@ -119,7 +131,9 @@ def table(rows: Sequence[Row]) -> str:
             "-" if row.ratio is None else f"{row.ratio:.2f}",
             "-" if row.floor_ratio is None else f"{row.floor_ratio:.2f}",
             "; ".join(
-                part for part in (f"{row.errors} errors" if row.errors else "", row.note) if part
+                part
+                for part in (f"{row.errors} errors" if row.errors else "", row.note, _steal(row))
+                if part
             ),
         )
         for row in rows

@@ -188,7 +188,9 @@ class Benchmark:
     ) -> None:
         """Measure one cell of the grid and add its row (with the CPU each process used)."""
         cpu_before = self.cpu()
+        ticks_before = servers.machine_ticks()
         measured = measure(calls, workers)
+        steal = servers.steal_pct(ticks_before, servers.machine_ticks())
         cpu_used = {
             name: seconds * 1000 / max(1, measured.calls)
             for name, seconds in self.cpu_since(cpu_before).items()
@@ -206,12 +208,14 @@ class Benchmark:
             note="; ".join(notes),
         )
         row.cpu_ms_per_op = {name: round(ms, 3) for name, ms in cpu_used.items()}
+        row.steal_pct = round(steal, 1)
         self.report.rows.append(row)
         cpu = " ".join(f"{k} {v:.2f}" for k, v in cpu_used.items() if v >= 0.005)
         log(
             f"{operation[:32]:32} {backend:18} {workers:3} "
             f"{row.ops_per_s:7.0f} ops/s  p50 {row.p50_ms:6.2f} ms  "
             f"p99 {row.p99_ms:7.2f} ms  cpu ms/op: {cpu}"
+            f"{f'  steal {steal:.0f} %' if steal >= 1 else ''}"
             f"{'  ' + row.note if row.note else ''}"
         )
 

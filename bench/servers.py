@@ -244,6 +244,19 @@ def _cpu_seconds(fields: list[str]) -> float:
     return (int(fields[12]) + int(fields[13])) / _TICKS
 
 
+def machine_ticks() -> tuple[int, int]:
+    """(steal, all) CPU ticks of the whole machine so far, from ``/proc/stat``."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal [guest guest_nice: inside user/nice]
+    return fields[7] if len(fields) > 7 else 0, sum(fields[:8])
+
+
+def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """Percent of the machine's CPU time stolen between two ``machine_ticks``."""
+    total = after[1] - before[1]
+    return 100.0 * (after[0] - before[0]) / total if total > 0 else 0.0
+
+
 def tree_cpu_seconds(root: int) -> float:
     """User + system CPU of ``root`` and its live descendants."""
     total, pending = 0.0, [root]

@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
+from bench import append_cost
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
@@ -139,3 +141,34 @@ def test_console_part_times_every_console_page_on_both_databases(tmp_path: Path)
         assert all(page["p95_ms"] > 0 for page in by_page.values()), backend
     judged = [t["name"] for t in results["targets"] if "console page" in t["name"]]
     assert len(judged) == 2
+
+
+@pytest.mark.postgres
+def test_append_cost_measures_every_shape_and_leaves_no_database() -> None:
+    """``python -m bench.append_cost`` runs end to end on a database of its own, measures
+    every shape in every round, and drops its database."""
+    server = postgres_server_url()
+    problem = postgres_answers(server)
+    if problem is not None:
+        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
+        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    before = _bench_databases(server)
+
+    figures = append_cost.main(["--calls", "50", "--rounds", "2", "--postgres-url", server])
+
+    assert set(figures) == set(append_cost.SHAPES)
+    assert all(len(values) == 2 and min(values) >= 0 for values in figures.values())
+    assert _bench_databases(server) == before
+
+
+def _bench_databases(server: str) -> set[str]:
+    engine = sa.create_engine(server)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text("SELECT datname FROM pg_database WHERE datname LIKE 'rs_bench_%'")
+            )
+            return {row[0] for row in rows}
+    finally:
+        engine.dispose()

@@ -282,6 +282,14 @@ class UnitOfWork:
     def read(self, operation: Callable[[Tx], T]) -> T:
         return self._transact(operation, write=False)
 
+    def read_statement(self, operation: Callable[[Tx], T]) -> T:
+        """Run a read whose answer is one statement, in autocommit: one statement is its
+        own snapshot, so no ``BEGIN`` and ``COMMIT`` round trips (``load_run``: three round
+        trips become one). A follow-up statement (the tombstone look-up of a run that is
+        gone) sees a later snapshot, which can only find the purge that removed it. The
+        same retries and error mapping as a transaction."""
+        return self._transact(operation, write=False, single=True)
+
     def statement(self, operation: Callable[[Tx], T]) -> T:
         """Run a write that is one statement, in autocommit: the statement is its own
         transaction, so no ``BEGIN`` or ``COMMIT`` round trip (PostgreSQL's one-statement

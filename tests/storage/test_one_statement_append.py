@@ -6,6 +6,7 @@ in one statement, with no ``BEGIN`` and no ``COMMIT``. Counted here in libpq's o
 the connection: every message the client sent, and one ``Sync`` (the end of one
 extended-protocol exchange) or one simple ``Query`` per round trip. Whatever the statement
 refuses goes through the ordinary transaction, which answers with the contract's error.
+A batch (migration 0011) and ``load_run`` are one round trip too.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from app.storage import SqlStore, create_engine
 from runtime_store_client import (
     EventConflictError,
     RunNotActiveError,
+    RunNotFoundError,
     RunStatus,
+    SessionPurgedError,
     SessionStatus,
 )
 from tests.contract.builders import (
     all_records,
+    at,
     new_session,
     record,
     run_start,
@@ -242,3 +246,32 @@ def test_a_batch_the_statement_refuses_is_answered_by_the_transaction_naming_the
     stored = all_records(store, run.run_id)
     assert [r.event_key for r in stored] == ["start", "e1", "terminal"]
     assert stored[1].payload == b'{"v":1}'
+
+
+# --- one-statement reads ------------------------------------------------------------------
+
+
+def test_load_run_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+
+    meta, messages = _sent(single_connection, lambda: store.load_run(run.run_id))
+
+    assert (meta.run_id, meta.status) == (run.run_id, RunStatus.RUNNING)
+    assert _round_trips(messages) == 1, messages
+    assert "Query" not in messages  # no BEGIN, no COMMIT
+
+
+def test_a_run_of_a_purged_session_still_answers_session_purged(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    store.end_session(run.session_id, at(50))
+    store.purge_session(run.session_id)
+
+    with pytest.raises(SessionPurgedError):
+        store.load_run(run.run_id)
+    with pytest.raises(RunNotFoundError):
+        store.load_run("run-never-started")
