@@ -19,6 +19,20 @@ BACKENDS = (CEILING, "sqlstore/postgres", "http/postgres", "sqlstore/sqlite", "h
 CPU_PARTS = ("load", "service-postgres", "service-sqlite", "postgres")
 
 
+def _machine_speed(meta: dict[str, Any]) -> str:
+    """The CPU probe and the steal of the run, when recorded (``bench/machine.py``)."""
+    parts = []
+    if "cpu_probe_ms_at_start" in meta:
+        after = meta.get("cpu_probe_ms_after", {})
+        probes = [f"{meta['cpu_probe_ms_at_start']} at the start"] + [
+            f"{value} after {part}" for part, value in after.items()
+        ]
+        parts.append(f"CPU probe (ms, lower is faster): {', '.join(probes)}")
+    if "steal_pct" in meta:
+        parts.append(f"steal over the run {meta['steal_pct']} %")
+    return f" {'; '.join(parts)}." if parts else ""
+
+
 def _rows(document: dict[str, Any]) -> list[Row]:
     return [Row(**row) for row in document["rows"]]
 
@@ -144,7 +158,7 @@ def render(path: Path) -> str:
     return "\n\n".join(
         [
             f"Result file `{path.name}`, commit `{str(meta.get('git_commit', '?'))[:7]}`, "
-            f"{meta.get('elapsed_s', '?')} s.",
+            f"{meta.get('elapsed_s', '?')} s.{_machine_speed(meta)}",
             "The physical floor of each job (`bench/floor.py`: psycopg, one connection per "
             "worker, same run):",
             floors(rows),

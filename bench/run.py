@@ -20,7 +20,7 @@ from .config import Config
 from .console import console_targets, run_console
 from .drive import Measurement, drive_http, drive_threads
 from .lifecycle import lifecycle_targets, run_lifecycle
-from .machine import describe_machine
+from .machine import cpu_probe_ms, describe_machine
 from .mirror import compare
 from .observability import observability_targets, run_observability
 from .pages import PageSet, load_page_sets, measure_pages, scale_label
@@ -327,6 +327,7 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
     admin_url = config.postgres_url
     postgres_url = servers.create_postgres_database(admin_url)
     started = time.perf_counter()
+    ticks = servers.machine_ticks()
     try:
         with tempfile.TemporaryDirectory(prefix="rs-bench-") as workdir:
             bench = Benchmark(config, Path(workdir))
@@ -351,6 +352,9 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                 ):
                     if part in config.parts:
                         measure()
+                        probes = bench.report.meta.setdefault("cpu_probe_ms_after", {})
+                        probes[part] = cpu_probe_ms()
+                        log(f"{part} done; cpu probe {probes[part]} ms")
             finally:
                 bench.stop()
             bench.finish()
@@ -358,6 +362,7 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
         servers.drop_postgres_database(admin_url, postgres_url)
     bench.report.meta["elapsed_s"] = round(time.perf_counter() - started, 1)
     bench.report.meta["load_average_at_end"] = os.getloadavg()
+    bench.report.meta["steal_pct"] = round(servers.steal_pct(ticks, servers.machine_ticks()), 1)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = output or RESULTS / f"{stamp}.json"
     bench.report.write(path)
