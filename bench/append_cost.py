@@ -182,12 +182,12 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     table.add_column("ms per call, each round", justify="right")
     table.add_column("ratio to the floor insert", justify="right")
     for name, values in figures.items():
-        ratios = [value / base for value, base in zip(values, floor, strict=True)]
-        table.add_row(
-            name,
-            " / ".join(f"{value:.3f}" for value in values),
-            " / ".join(f"{ratio:.2f}" for ratio in ratios),
-        )
+        # A round too short for the clock's 10 ms ticks reads 0 for the floor: no ratio.
+        ratios = [
+            f"{value / base:.2f}" if base > 0 else "-"
+            for value, base in zip(values, floor, strict=True)
+        ]
+        table.add_row(name, " / ".join(f"{value:.3f}" for value in values), " / ".join(ratios))
     Console(width=120).print(table)
     return figures
 

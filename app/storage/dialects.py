@@ -88,6 +88,9 @@ class Dialect(abc.ABC):
 
     #: Whether ``append_one`` can answer an append in one statement (PostgreSQL).
     one_statement_append = False
+    #: Whether reads run in autocommit (``UnitOfWork.read``): PostgreSQL at READ
+    #: COMMITTED, where a read transaction is no snapshot, only two more round trips.
+    reads_in_autocommit = False
 
     def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:  # noqa: ARG002
         """An ordinary append in one statement (``UnitOfWork.statement``): the result, or
@@ -247,6 +250,7 @@ class PostgresDialect(Dialect):
         return st.SELECT_RUN_DRIVER.first(tx.conn, {"run_id": run_id})
 
     one_statement_append = True
+    reads_in_autocommit = True
 
     def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:
         """``runtime_store_append_record`` (migration 0010): the lock, the run and the keyed

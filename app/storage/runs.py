@@ -13,7 +13,7 @@ from .unit_of_work import Tx
 def load_run(ctx: Context, run_id: str) -> RunMeta:
     """The run's meta; ``run_not_found`` (or ``session_purged``) when it is gone."""
     v.require_id(run_id, "run_id")
-    return ctx.uow.read_statement(lambda tx: run_meta(tx.existing_run(run_id)))
+    return ctx.uow.read(lambda tx: run_meta(tx.existing_run(run_id)))
 
 
 def load_run_suspension(ctx: Context, run_id: str) -> Checkpoint:

@@ -271,6 +271,7 @@ class UnitOfWork:
         self.dialect = dialect_of(engine)
         self._clock = clock
         self._attempts = attempts
+        self._reads_in_autocommit: bool | None = None if self.dialect.reads_in_autocommit else False
         #: Told what each committed write changed (``Tx.changes``); the live tail's
         #: in-process wake-ups. Called on the writing thread, after the commit.
         self.committed: Callable[[set[tuple[str, str]]], None] | None = None
@@ -280,15 +281,21 @@ class UnitOfWork:
         return self._transact(operation, write=True)
 
     def read(self, operation: Callable[[Tx], T]) -> T:
-        return self._transact(operation, write=False)
+        """Run a read. On PostgreSQL it runs in autocommit: at READ COMMITTED every
+        statement takes its own snapshot whether or not a transaction is open, so a
+        read-only transaction adds only its ``BEGIN`` and ``COMMIT`` round trips
+        (``load_run``: three round trips become one; a page: five become three). On SQLite
+        a read transaction is one snapshot, which the pages rely on: it stays."""
+        return self._transact(operation, write=False, single=None)
 
-    def read_statement(self, operation: Callable[[Tx], T]) -> T:
-        """Run a read whose answer is one statement, in autocommit: one statement is its
-        own snapshot, so no ``BEGIN`` and ``COMMIT`` round trips (``load_run``: three round
-        trips become one). A follow-up statement (the tombstone look-up of a run that is
-        gone) sees a later snapshot, which can only find the purge that removed it. The
-        same retries and error mapping as a transaction."""
-        return self._transact(operation, write=False, single=True)
+    def _read_in_autocommit(self) -> bool:
+        """Only at READ COMMITTED (the default): an engine made with a stricter level gets
+        the snapshot of a read transaction it asked for. Known once connected."""
+        if self._reads_in_autocommit is None:
+            with self.engine.connect() as conn:
+                level = conn.default_isolation_level
+            self._reads_in_autocommit = level == "READ COMMITTED"
+        return self._reads_in_autocommit
 
     def statement(self, operation: Callable[[Tx], T]) -> T:
         """Run a write that is one statement, in autocommit: the statement is its own
@@ -298,13 +305,16 @@ class UnitOfWork:
         wake-ups. The same retries and error mapping as a transaction."""
         return self._transact(operation, write=True, single=True)
 
-    def _transact(self, operation: Callable[[Tx], T], *, write: bool, single: bool = False) -> T:
+    def _transact(
+        self, operation: Callable[[Tx], T], *, write: bool, single: bool | None = False
+    ) -> T:
+        """``single=None``: a read, in autocommit where ``_read_in_autocommit`` says so."""
         attempt = 0
         while True:
             attempt += 1
             started = time.perf_counter()
             try:
-                if single:
+                if single or (single is None and self._read_in_autocommit()):
                     return self._single(operation)
                 return self._once(operation, write=write)
             except StoreError:
@@ -332,7 +342,8 @@ class UnitOfWork:
 
     def _single(self, operation: Callable[[Tx], T]) -> T:
         with self.engine.connect() as conn:
-            tx = Tx(conn.execution_options(isolation_level="AUTOCOMMIT"), self.dialect, 0)
+            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+            tx = Tx(autocommit, self.dialect, self._clock())
             result = operation(tx)
         if tx.written and self.committed is not None:
             self.committed(tx.written)

@@ -275,3 +275,38 @@ def test_a_run_of_a_purged_session_still_answers_session_purged(single_connectio
         store.load_run(run.run_id)
     with pytest.raises(RunNotFoundError):
         store.load_run("run-never-started")
+
+
+def test_a_page_is_three_round_trips_with_no_transaction_on_postgresql(
+    single_connection: Engine,
+) -> None:
+    """At READ COMMITTED each statement takes its own snapshot in or out of a transaction,
+    so reads run in autocommit: the run, the keys, the rows; no BEGIN, no COMMIT."""
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.append_run_records(run.run_id, [record(run, event_key=f"e{n}") for n in range(5)])
+
+    page, messages = _sent(single_connection, lambda: store.list_run_records(run.run_id, limit=3))
+
+    assert [r.event_key for r in page.records] == ["start", "e0", "e1"]
+    assert page.next_cursor
+    assert _round_trips(messages) == 3, messages
+    assert "Query" not in messages
+
+
+def test_an_engine_at_a_stricter_isolation_level_keeps_its_read_transactions(
+    postgres_url: str,
+) -> None:
+    engine = create_engine(
+        postgres_url, pool_size=1, max_overflow=0, isolation_level="REPEATABLE READ"
+    )
+    try:
+        store = SqlStore(engine)
+        run = start_root(store, new_session(store).id).run
+
+        meta, messages = _sent(engine, lambda: store.load_run(run.run_id))
+
+        assert meta.run_id == run.run_id
+        assert messages.count("Query") == 2, messages  # BEGIN and COMMIT
+    finally:
+        engine.dispose()
