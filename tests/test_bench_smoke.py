@@ -50,6 +50,18 @@ OTHER_OPERATIONS = {
 }
 
 
+def _postgres_server() -> str:
+    """The test PostgreSQL server's URL; skipped when none answers (failed under
+    ``RUNTIME_STORE_REQUIRE_POSTGRES=1``, as CI sets)."""
+    server = postgres_server_url()
+    problem = postgres_answers(server)
+    if problem is not None:
+        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
+        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    return server
+
+
 def _table(stdout: str) -> list[tuple[str, str]]:
     """(operation, backend) of every data line of the printed table."""
     lines = [line for line in stdout.splitlines() if line.startswith("| ")]
@@ -59,12 +71,7 @@ def _table(stdout: str) -> list[tuple[str, str]]:
 
 @pytest.mark.postgres
 def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
-    server = postgres_server_url()
-    problem = postgres_answers(server)
-    if problem is not None:
-        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
-        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    server = _postgres_server()
     output = tmp_path / "results.json"
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--smoke", "--parts", SMOKE_PARTS, "--output", str(output)],
@@ -114,12 +121,7 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
 def test_console_part_times_every_console_page_on_both_databases(tmp_path: Path) -> None:
     """``--parts console`` (issue 20's page target) runs end to end at smoke scale: every
     page on both databases, each judged; never any timing asserted."""
-    server = postgres_server_url()
-    problem = postgres_answers(server)
-    if problem is not None:
-        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
-        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    server = _postgres_server()
     output = tmp_path / "console.json"
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--smoke", "--parts", "console", "--output", str(output)],
@@ -147,12 +149,7 @@ def test_console_part_times_every_console_page_on_both_databases(tmp_path: Path)
 def test_append_cost_measures_every_shape_and_leaves_no_database() -> None:
     """``python -m bench.append_cost`` runs end to end on a database of its own, measures
     every shape in every round, and drops its database."""
-    server = postgres_server_url()
-    problem = postgres_answers(server)
-    if problem is not None:
-        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"PostgreSQL is required but does not answer: {problem}")
-        pytest.skip(f"no PostgreSQL server answers: {problem}")
+    server = _postgres_server()
     before = _bench_databases(server)
 
     figures = append_cost.main(["--calls", "50", "--rounds", "2", "--postgres-url", server])

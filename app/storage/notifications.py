@@ -114,6 +114,10 @@ class Notifications:
         #: PostgreSQL: set while a stream wants the listener, and while it listens.
         self._wanted = asyncio.Event()
         self._listening = asyncio.Event()
+        #: Set while the listener's last connection attempt has failed: a stream then reads
+        #: at once (its first read meets the same database; its safety re-reads cover the
+        #: rest) instead of waiting for a listener that cannot start.
+        self._failing = asyncio.Event()
         #: When the last stream ended (the listener stops ``idle_seconds`` later).
         self._idle_since = 0.0
         self.stopping = False
@@ -156,9 +160,15 @@ class Notifications:
         this process's own commits need no wait."""
         if self._task is None or self._engine.dialect.name != "postgresql":
             return
-        if not self._listening.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._listening.wait(), timeout)
+        if self._listening.is_set() or self._failing.is_set():
+            return
+        waits = {
+            asyncio.ensure_future(self._listening.wait()),
+            asyncio.ensure_future(self._failing.wait()),
+        }
+        _, pending = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
 
     def unsubscribe(self, subscription: Subscription) -> None:
         removed = False
@@ -236,6 +246,7 @@ class Notifications:
         if self._count or self._loop.time() - self._idle_since < self._idle_seconds:
             return False
         self._listening.clear()
+        self._failing.clear()  # the next stream waits for a fresh attempt
         self._wanted.clear()
         return True
 
@@ -257,6 +268,7 @@ class Notifications:
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     backoff = 0.05
+                    self._failing.clear()
                     self._listening.set()
                     self.wake_all()  # what committed while nobody listened
                     while not self._idle():
@@ -267,6 +279,7 @@ class Notifications:
                 raise
             except Exception as exc:  # any failure: reconnect, never die
                 self._listening.clear()
+                self._failing.set()
                 log.warning("live-tail listener lost its connection (%s); reconnecting", exc)
                 self.wake_all()
                 self._idle()  # nobody left to listen for: wait for a stream, not the server

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine
 from app.storage.notifications import LISTENER_NAME, Notifications, Subscription
@@ -139,3 +139,33 @@ def test_a_stream_that_comes_back_within_the_idle_time_keeps_the_listener(
         await _eventually(engine, 0)
 
     asyncio.run(scenario())
+
+
+def test_a_stream_does_not_wait_for_a_listener_that_cannot_connect(postgres_url: str) -> None:
+    """With the database gone the first read answers at once (503 over HTTP); waiting for
+    the listener would only delay that answer."""
+    gone = (
+        make_url(postgres_url)
+        .set(database="rs_no_such_database")
+        .render_as_string(hide_password=False)
+    )
+    engine = create_engine(gone)
+
+    async def scenario() -> float:
+        hub = Notifications(engine, max_streams=10, safety_seconds=60, poll_seconds=1)
+        await hub.start()
+        try:
+            subscription = hub.subscribe_session("s")
+            assert subscription is not None
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await hub.ready(30)
+            return loop.time() - started
+        finally:
+            await hub.stop()
+
+    try:
+        waited = asyncio.run(scenario())
+    finally:
+        engine.dispose()
+    assert waited < 10, f"waited {waited:.1f} s for a listener that cannot connect"
