@@ -262,7 +262,9 @@ class Tx:
 
 
 class UnitOfWork:
-    """Runs each operation in one transaction of one engine, retrying transient failures."""
+    """Runs each operation in one transaction of one engine, retrying transient failures
+    (a one-statement write, and a read on PostgreSQL, in autocommit: ``statement``,
+    ``read``)."""
 
     def __init__(
         self, engine: Engine, *, clock: Callable[[], int], attempts: int = DEFAULT_ATTEMPTS
