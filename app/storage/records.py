@@ -167,9 +167,11 @@ def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> Str
     return ctx.uow.read(operation)
 
 
-def session_records_after(ctx: Context, session_id: str, cursor: str, limit: int) -> StreamPage:
-    """Every record of a session's runs after ``cursor``, in commit order; each record's
-    cursor is sealed to the session's list."""
+def _session_page(
+    ctx: Context, session_id: str, cursor: str, limit: int
+) -> tuple[list[Record], list[int], bool, cursors.CursorCodec]:
+    """A page of a session's records after ``cursor``: the records, their positions,
+    whether more follow, and the codec that seals positions into the list's cursors."""
     size = cursors.check_limit(limit, ctx.page_max)
     v.optional_text(session_id, "session_id")
     after = 0
@@ -190,6 +192,13 @@ def session_records_after(ctx: Context, session_id: str, cursor: str, limit: int
         )
 
     records, positions, more = ctx.uow.read(operation)
+    return records, positions, more, codec
+
+
+def session_records_after(ctx: Context, session_id: str, cursor: str, limit: int) -> StreamPage:
+    """Every record of a session's runs after ``cursor``, in commit order; each record's
+    cursor is sealed to the session's list."""
+    records, positions, more, codec = _session_page(ctx, session_id, cursor, limit)
     sealed = [codec.seal(cursors.SESSION_RECORDS, session_id, [p]) for p in positions]
     return StreamPage(records, sealed, more)
 
@@ -200,28 +209,8 @@ def list_run_records(ctx: Context, run_id: str, cursor: str, limit: int) -> Page
 
 
 def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: int) -> Page:
-    """A page of every record of a session's runs, in commit order."""
-    size = cursors.check_limit(limit, ctx.page_max)
-    v.optional_text(session_id, "session_id")
-    after = 0
-    if cursor:
-        (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
-    codec = ctx.cursors.codec()
-
-    def operation(tx: Tx) -> Page:
-        readable_session(tx, session_id)
-        records, positions, more = _page(
-            ctx,
-            tx,
-            _SESSION_PAGE,
-            session_id,
-            after=after,
-            limit=size,
-            recheck=lambda: readable_session(tx, session_id),
-        )
-        next_cursor = (
-            codec.seal(cursors.SESSION_RECORDS, session_id, positions[-1:]) if more else ""
-        )
-        return Page(records=records, next_cursor=next_cursor)
-
-    return ctx.uow.read(operation)
+    """A page of every record of a session's runs, in commit order (only the last
+    position is sealed: the next cursor)."""
+    records, positions, more, codec = _session_page(ctx, session_id, cursor, limit)
+    next_cursor = codec.seal(cursors.SESSION_RECORDS, session_id, positions[-1:]) if more else ""
+    return Page(records=records, next_cursor=next_cursor)

@@ -52,6 +52,16 @@ async def _eventually(engine: Engine, listeners: int, within: float = 5.0) -> No
         await asyncio.sleep(0.05)
 
 
+async def _listening(
+    hub: Notifications, engine: Engine, subscription: Subscription | None
+) -> Subscription:
+    """``subscription``, once ``ready``: the worker's one listener is connected."""
+    assert subscription is not None
+    await hub.ready(5)
+    assert await asyncio.to_thread(_listeners, engine) == 1
+    return subscription
+
+
 async def _append(store: SqlStore, run: RunStart) -> None:
     await asyncio.to_thread(store.append_run_record, record(run))
 
@@ -86,17 +96,11 @@ def test_a_worker_listens_only_while_it_has_streams_and_hears_every_commit_then(
             assert hub.generation == generation
 
             # The first stream: listening once ``ready`` returns, so the next commit wakes it.
-            first = hub.subscribe_run(run.run_id, run.session_id)
-            assert first is not None
-            await hub.ready(5)
-            assert await asyncio.to_thread(_listeners, engine) == 1
+            first = await _listening(hub, engine, hub.subscribe_run(run.run_id, run.session_id))
             assert await _append_wakes(store, run, first)
 
             # A second stream shares the listener.
-            second = hub.subscribe_session(run.session_id)
-            assert second is not None
-            await hub.ready(5)
-            assert await asyncio.to_thread(_listeners, engine) == 1
+            second = await _listening(hub, engine, hub.subscribe_session(run.session_id))
             first.close()
             assert await _append_wakes(store, run, second)
 
@@ -109,10 +113,7 @@ def test_a_worker_listens_only_while_it_has_streams_and_hears_every_commit_then(
             assert hub.generation == generation
 
             # And starts again for the next stream.
-            third = hub.subscribe_run(run.run_id, run.session_id)
-            assert third is not None
-            await hub.ready(5)
-            assert await asyncio.to_thread(_listeners, engine) == 1
+            third = await _listening(hub, engine, hub.subscribe_run(run.run_id, run.session_id))
             assert await _append_wakes(store, run, third)
             third.close()
         finally:
