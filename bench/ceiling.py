@@ -29,47 +29,12 @@ _RUN_COLUMNS = (
     "updated_at_ms, labels, cancellation_reason, record_count, start_key, parent_link_key, "
     "cancellation_key, suspension_key, terminal_key"
 )
-_RECORD_COLUMNS = (
-    "run_id, seq, event_key, agent_id, session_id, session_seq, turn_id, type, payload, "
-    "timestamp_ms"
-)
 _SESSION_COLUMNS = "session_id, status, created_at_ms, ended_at_ms, purged_at_ms, record_count"
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = %s"
 SELECT_SESSION = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = %s"
 SELECT_CURSOR_KEY = "SELECT secret FROM service_keys WHERE name = 'cursor'"
 LOCK_SESSION = SELECT_SESSION + " FOR UPDATE"
-#: ``Tx.open_run``: the run's session, found and locked through the run.
-LOCK_SESSION_OF_RUN = (
-    f"SELECT {', '.join('sessions.' + c for c in _SESSION_COLUMNS.split(', '))} "
-    "FROM sessions JOIN runs ON runs.session_id = sessions.session_id "
-    "WHERE runs.run_id = %s FOR UPDATE OF sessions"
-)
-#: ``Tx._run_and_record``: the run with the record stored under the event key, if any.
-RUN_AND_RECORD = (
-    f"SELECT {', '.join('runs.' + c for c in _RUN_COLUMNS.split(', '))}, run_records.seq, "
-    "run_records.agent_id, run_records.session_id, run_records.turn_id, run_records.type, "
-    "run_records.payload, run_records.timestamp_ms FROM runs LEFT OUTER JOIN run_records "
-    "ON run_records.run_id = runs.run_id AND run_records.event_key = %s WHERE runs.run_id = %s"
-)
 SELECT_TOMBSTONE = "SELECT run_id FROM run_tombstones WHERE run_id = %s"
-INSERT_RUN = f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join(['%s'] * 16)})"
-UPDATE_RUN = (
-    "UPDATE runs SET status = %s, updated_at_ms = %s, cancellation_reason = %s, "
-    "record_count = %s, cancellation_key = %s, suspension_key = %s, terminal_key = %s "
-    "WHERE run_id = %s"
-)
-INSERT_RECORD = f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
-UPDATE_RUN_COUNT = "UPDATE runs SET record_count = %s WHERE run_id = %s"
-UPDATE_SESSION_COUNT = "UPDATE sessions SET record_count = %s WHERE session_id = %s"
-
-
-def _fused(run_update: str) -> str:
-    """``PostgresDialect._flush_fused``: the run's and the session's updates as
-    data-modifying CTEs of the record's insert, one statement."""
-    return (
-        f"WITH u_run AS ({run_update}), u_session AS ({UPDATE_SESSION_COUNT}) "
-        f"INSERT INTO run_records ({_RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})"
-    )
 
 
 #: ``SqlStore.append_run_record`` on PostgreSQL (migration 0010): one statement in autocommit.
@@ -84,9 +49,17 @@ APPEND_RECORDS = (
     "runtime_store_append_records(%s, %s, %s, %b::text[], %b::text[], %b::text[], "
     "%b::bytea[], %b::bigint[])"
 )
-#: An append moves the counters only; a terminal write also changes the run's state.
-FUSED_APPEND = _fused(UPDATE_RUN_COUNT)
-FUSED_TERMINAL = _fused(UPDATE_RUN)
+#: ``SqlStore.start_root_run`` on PostgreSQL (migration 0012): one statement in autocommit.
+START_ROOT_RUN = (
+    "SELECT outcome, session_status FROM runtime_store_start_root_run("
+    "%s, %s, %s, %s, %s, %b::text[], %b::text[], %s, %s, %s, %s, %b, %s)"
+)
+#: ``SqlStore.record_run_terminal`` on PostgreSQL (migration 0012): one statement in
+#: autocommit.
+FINISH_RUN = (
+    "SELECT outcome, record_id, session_status FROM runtime_store_finish_run("
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b, %s)"
+)
 SELECT_MEMORY_BATCH = (
     "SELECT idempotency_key FROM memory_batches "
     "WHERE agent_id = %s AND run_id = %s AND idempotency_key = %s"
@@ -124,11 +97,9 @@ SESSION_PAGE = _page_query("session_id", "session_seq")
 PAGE_BYTE_BUDGET = 4 * 1024 * 1024
 PURGE_BATCH = DEFAULT_PURGE_BATCH
 
-# run row indexes
-_R_STATUS, _R_REASON, _R_COUNT, _R_STORED_SEQ = 4, 9, 10, 16
-_R_CANCEL_KEY, _R_SUSPEND_KEY, _R_TERMINAL_KEY = 13, 14, 15
-# session row indexes
-_S_STATUS, _S_ENDED, _S_COUNT = 1, 3, 5
+# run and session row indexes
+_R_COUNT = 10
+_S_STATUS = 1
 
 
 def connect(database_url: str) -> psycopg.Connection[tuple[Any, ...]]:
@@ -166,96 +137,37 @@ class CeilingStore:
     def _one(self, query: str, *params: Any) -> tuple[Any, ...] | None:
         return self._execute(query, params).fetchone()
 
-    def _insert_record(self, record: Record, seq: int, position: int | None) -> None:
-        self._execute(INSERT_RECORD, self._record_values(record, seq, position))
-
-    @staticmethod
-    def _record_values(record: Record, seq: int, position: int | None) -> tuple[Any, ...]:
-        return (
-            record.run_id,
-            seq,
-            record.event_key,
-            record.agent_id,
-            record.session_id or None,
-            position,
-            record.turn_id,
-            record.type,
-            record.payload,
-            to_millis(record.timestamp, "timestamp"),
-        )
-
     def start_root_run(self, run: RunStart, started: Record, _canceled: Record) -> str:
-        """Lock the session, look the run and its tombstone up, insert run and record.
-
-        The session is active, so ``canceled`` is never written (as in ``SqlStore``).
-        """
-        session = self._one(LOCK_SESSION, run.session_id)
-        existing = self._one(SELECT_RUN, run.run_id)
-        tombstone = self._one(SELECT_TOMBSTONE, run.run_id)
-        if session is None or existing is not None or tombstone is not None:
-            self.conn.rollback()
-            raise RuntimeError(f"ceiling start of {run.run_id!r} needs a new run")
-        now = now_millis()
-        labels = json.dumps(dict(run.labels), sort_keys=True, separators=(",", ":"))
-        self._execute(
-            INSERT_RUN,
-            (
-                run.run_id,
-                run.agent_id,
-                run.session_id,
-                run.parent_run_id,
-                RunStatus.RUNNING.value,
-                "proceed",
-                to_millis(run.started_at, "started_at"),
-                now,
-                labels,
-                "",
-                1,
-                started.event_key,
-                None,
-                None,
-                None,
-                None,
-            ),
+        """One statement in autocommit, as ``SqlStore`` sends it (migration 0012): the
+        session is active and the run new, so ``canceled`` is never written."""
+        labels = sorted(run.labels.items())
+        row = self._autocommit_one(
+            START_ROOT_RUN,
+            run.run_id,
+            run.agent_id,
+            run.session_id,
+            to_millis(run.started_at, "started_at"),
+            json.dumps(dict(labels), separators=(",", ":"), ensure_ascii=False),
+            [json.dumps(key, ensure_ascii=False) for key, _ in labels],
+            [json.dumps(value, ensure_ascii=False) for _, value in labels],
+            now_millis(),
+            started.event_key,
+            started.turn_id,
+            started.type,
+            started.payload,
+            to_millis(started.timestamp, "timestamp"),
         )
-        position = session[_S_COUNT] + 1
-        self._execute(UPDATE_SESSION_COUNT, (position, run.session_id))
-        self._insert_record(started, 1, position)
-        self.conn.commit()
+        if row is None or row[0] != "inserted":
+            raise RuntimeError(f"ceiling start of {run.run_id!r} needs a new run: {row}")
         return "1"
 
-    def _write_record(self, run_id: str, record: Record, status: str | None = None) -> str:
-        """``SqlStore`` append path: lock the session through the run, read the run with
-        the keyed record, then (unless it is an exact retry) the fused write."""
-        session = self._one(LOCK_SESSION_OF_RUN, run_id)
-        run = self._one(RUN_AND_RECORD, record.event_key, run_id)
-        if session is None or run is None:
-            self.conn.rollback()
-            raise RuntimeError(f"run {run_id!r} has no live session")
-        if run[_R_STORED_SEQ] is not None:
-            self.conn.commit()
-            return str(run[_R_STORED_SEQ])
-        seq = run[_R_COUNT] + 1
-        position = session[_S_COUNT] + 1
-        run_values: tuple[Any, ...] = (seq, run_id)
-        if status:
-            run_values = (
-                status,
-                now_millis(),
-                run[_R_REASON],
-                seq,
-                run[_R_CANCEL_KEY],
-                run[_R_SUSPEND_KEY],
-                record.event_key,
-                run_id,
-            )
-        session_values = (position, session[0])
-        self._execute(
-            FUSED_TERMINAL if status else FUSED_APPEND,
-            (*run_values, *session_values, *self._record_values(record, seq, position)),
-        )
-        self.conn.commit()
-        return str(seq)
+    def _autocommit_one(self, query: str, *params: Any) -> tuple[Any, ...] | None:
+        """One statement in autocommit (no BEGIN, no COMMIT), its first row."""
+        self.conn.autocommit = True
+        try:
+            return self._one(query, *params)
+        finally:
+            self.conn.autocommit = False
 
     def append_run_record(self, record: Record) -> str:
         """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
@@ -301,7 +213,31 @@ class CeilingStore:
         return [str(record_id) for record_id in row[1]]
 
     def record_run_terminal(self, run_id: str, status: RunStatus, record: Record) -> str:
-        return self._write_record(run_id, record, status.value)
+        """One statement in autocommit, as ``SqlStore`` sends it (migration 0012); the
+        bench finishes its runs ``completed`` with the run's labels."""
+        row = self._autocommit_one(
+            FINISH_RUN,
+            run_id,
+            status.value,
+            json.dumps(
+                json.loads(record.payload).get("labels", {}),
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=False,
+            ),
+            None,
+            now_millis(),
+            record.event_key,
+            record.agent_id,
+            record.session_id or None,
+            record.turn_id,
+            record.type,
+            record.payload,
+            to_millis(record.timestamp, "timestamp"),
+        )
+        if row is None or row[0] == "refused":
+            raise RuntimeError(f"the ceiling finishes running runs or exact retries only: {row}")
+        return str(row[1])
 
     def load_run(self, run_id: str) -> tuple[Any, ...] | None:
         """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""

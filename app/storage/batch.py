@@ -117,7 +117,7 @@ def _append_in_one_statement(
 def append_run_records(ctx: Context, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
     """Append a batch of ordinary records to one run, all or nothing (11.2)."""
     checked = _check_input(ctx, run_id, records)
-    if ctx.uow.dialect.one_statement_append:
+    if ctx.uow.dialect.one_statement_writes:
         # PostgreSQL: one round trip for the whole batch; anything the statement refuses
         # goes through the transaction below, which raises the error naming the record.
         found = _append_in_one_statement(ctx, run_id, checked)

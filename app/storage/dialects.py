@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from app.domain.validation import NewRecord
-from runtime_store_client import AppendResult, SessionPurgedError, SessionStatus
+from app.domain.payloads import RunCompletedPayload
+from app.domain.validation import NewRecord, NewRun, labels_json
+from runtime_store_client import AppendResult, RunStatus, SessionPurgedError, SessionStatus
 
 from . import statements as st
 from .rows import (
@@ -40,6 +41,7 @@ from .rows import (
     RUN_MUTABLE,
     SESSION_MUTABLE,
     label_rows,
+    label_text,
     session_from_row,
     values_of,
 )
@@ -86,8 +88,9 @@ class Dialect(abc.ABC):
         """The run's row read without a lock, or ``None``; SQLite through SQLAlchemy."""
         return tx.conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
 
-    #: Whether ``append_one`` can answer an append in one statement (PostgreSQL).
-    one_statement_append = False
+    #: Whether ``append_one``, ``append_many``, ``start_root_run`` and ``finish_run`` can
+    #: answer their common paths in one statement (PostgreSQL).
+    one_statement_writes = False
     #: Whether reads run in autocommit (``UnitOfWork.read``): PostgreSQL at READ
     #: COMMITTED, where a read transaction is no snapshot, only two more round trips.
     reads_in_autocommit = False
@@ -95,7 +98,7 @@ class Dialect(abc.ABC):
     def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:  # noqa: ARG002
         """An ordinary append in one statement (``UnitOfWork.statement``): the result, or
         ``None`` when the statement refused it and the ordinary transaction must decide.
-        SQLite has no such statement (``one_statement_append`` is false): it always
+        SQLite has no such statement (``one_statement_writes`` is false): it always
         refuses."""
         return None
 
@@ -108,7 +111,32 @@ class Dialect(abc.ABC):
         """A batch of one run's records with distinct event keys in one statement
         (``UnitOfWork.statement``): the results in input order, or ``None`` when the
         statement refused the batch and the ordinary transaction must decide. SQLite
-        always refuses (``one_statement_append`` is false)."""
+        always refuses (``one_statement_writes`` is false)."""
+        return None
+
+    def start_root_run(
+        self,
+        tx: Tx,  # noqa: ARG002
+        new: NewRun,  # noqa: ARG002
+        started: NewRecord,  # noqa: ARG002
+    ) -> AppendResult | None:
+        """A new root run of an active session with its ``run_started`` record in one
+        statement (``UnitOfWork.statement``): the record's result, or ``None`` when the
+        statement refused and the ordinary transaction must decide. SQLite always refuses
+        (``one_statement_writes`` is false)."""
+        return None
+
+    def finish_run(
+        self,
+        tx: Tx,  # noqa: ARG002
+        status: RunStatus,  # noqa: ARG002
+        record: NewRecord,  # noqa: ARG002
+        payload: RunCompletedPayload,  # noqa: ARG002
+    ) -> AppendResult | None:
+        """A terminal write (or its exact retry) in one statement (``UnitOfWork.statement``):
+        the record's result, or ``None`` when the statement refused and the ordinary
+        transaction must decide. SQLite always refuses (``one_statement_writes`` is
+        false)."""
         return None
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
@@ -249,23 +277,14 @@ class PostgresDialect(Dialect):
         """On the driver connection (reads of one run: ``load_run``, a page's run)."""
         return st.SELECT_RUN_DRIVER.first(tx.conn, {"run_id": run_id})
 
-    one_statement_append = True
+    one_statement_writes = True
     reads_in_autocommit = True
 
     def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:
         """``runtime_store_append_record`` (migration 0010): the lock, the run and the keyed
         record, and the insert or the exact retry, in one round trip."""
         row = st.APPEND_RECORD.first(tx.conn, values_of(record, NEW_RECORD_FIELDS))
-        if row is None or row.outcome == "refused":
-            return None
-        if row.outcome == "inserted":
-            tx.written.add((record.session_id, record.run_id))
-        status = row.session_status
-        return AppendResult(
-            id=str(row.record_id),
-            inserted=row.outcome == "inserted",
-            session_status=None if status is None else SessionStatus(status),
-        )
+        return _one_statement_result(tx, record, row)
 
     def append_many(
         self, tx: Tx, run_id: str, records: Sequence[NewRecord]
@@ -301,6 +320,50 @@ class PostgresDialect(Dialect):
             AppendResult(id=str(record_id), inserted=inserted, session_status=status)
             for record_id, inserted in zip(row.record_ids, row.inserted, strict=True)
         ]
+
+    def start_root_run(self, tx: Tx, new: NewRun, started: NewRecord) -> AppendResult | None:
+        """``runtime_store_start_root_run`` (migration 0012): the session's lock, the
+        run's ID checked unused, and the run, its labels, its record and the session's
+        counter, in one round trip."""
+        labels = sorted(new.labels.items())
+        row = st.START_ROOT_RUN.first(
+            tx.conn,
+            {
+                "run_id": new.run_id,
+                "agent_id": new.agent_id,
+                "session_id": new.session_id,
+                "started_at_ms": new.started_at_ms,
+                "labels": new.labels_json,
+                "label_keys": [label_text(key) for key, _ in labels],
+                "label_values": [label_text(value) for _, value in labels],
+                "now_ms": tx.now_ms,
+                "event_key": started.event_key,
+                "turn_id": started.turn_id,
+                "type": started.type,
+                "payload": started.payload,
+                "timestamp_ms": started.timestamp_ms,
+            },
+        )
+        if row is None or row.outcome != "inserted":
+            return None
+        tx.written.add((new.session_id, new.run_id))
+        return AppendResult(id="1", inserted=True, session_status=SessionStatus(row.session_status))
+
+    def finish_run(
+        self, tx: Tx, status: RunStatus, record: NewRecord, payload: RunCompletedPayload
+    ) -> AppendResult | None:
+        """``runtime_store_finish_run`` (migration 0012): the writers' lock, the run and
+        the keyed record, the ``run_completed`` checks against the run, and the terminal
+        change with its record (or the exact retry's answer), in one round trip."""
+        params = values_of(record, NEW_RECORD_FIELDS)
+        params.update(
+            status=status.value,
+            labels=labels_json(payload.labels),
+            cancellation_reason=payload.cancellation_reason,
+            now_ms=tx.now_ms,
+        )
+        row = st.FINISH_RUN.first(tx.conn, params)
+        return _one_statement_result(tx, record, row)
 
     def begin_snapshot(self, conn: Connection) -> None:
         conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -367,6 +430,21 @@ class PostgresDialect(Dialect):
             params.update(_session_update(dirty_sessions[0]))
         st.FUSED_APPENDS[(run.state_changed, session_kind)].execute(tx.conn, params)
         return True
+
+
+def _one_statement_result(tx: Tx, record: NewRecord, row: Any) -> AppendResult | None:
+    """The answer of a one-record function (``outcome``, ``record_id``,
+    ``session_status``): ``None`` when it refused."""
+    if row is None or row.outcome == "refused":
+        return None
+    if row.outcome == "inserted":
+        tx.written.add((record.session_id, record.run_id))
+    status = row.session_status
+    return AppendResult(
+        id=str(row.record_id),
+        inserted=row.outcome == "inserted",
+        session_status=None if status is None else SessionStatus(status),
+    )
 
 
 _DIALECTS: dict[str, Dialect] = {

@@ -172,6 +172,12 @@ def record_run_terminal(
 ) -> AppendResult:
     """Finish a run: completed, failed or canceled, with its ``run_completed`` (3.10)."""
     terminal, rec, payload = _terminal_input(ctx, run_id, status, record)
+    if ctx.uow.dialect.one_statement_writes:
+        # PostgreSQL: one round trip for the change and the exact retry; anything the
+        # statement refuses goes through the transaction below, which raises the error.
+        found = ctx.uow.statement(lambda tx: tx.dialect.finish_run(tx, terminal, rec, payload))
+        if found is not None:
+            return found
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(run_id, rec.event_key)

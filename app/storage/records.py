@@ -34,7 +34,7 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
     """Append an ordinary record to a running run (3.7)."""
     ctx.limits.check_record(record)
     rec = v.check_ordinary_record(record)
-    if ctx.uow.dialect.one_statement_append:
+    if ctx.uow.dialect.one_statement_writes:
         # PostgreSQL: one round trip for the insert and the exact retry; anything the
         # statement refuses goes through the transaction below, which raises the error.
         found = ctx.uow.statement(lambda tx: tx.dialect.append_one(tx, rec))

@@ -206,6 +206,17 @@ def start_root_run(
     started_rec = v.check_started_record(started, new)
     canceled_rec = v.check_canceled_record(canceled, new)
     _distinct_keys(started_rec, canceled_rec, "started and canceled")
+    if ctx.uow.dialect.one_statement_writes and not new.predecessor_run_id:
+        # PostgreSQL: a new run in an active session in one round trip; retries, stops,
+        # and every refusal go through the transaction below.
+        found = ctx.uow.statement(lambda tx: tx.dialect.start_root_run(tx, new, started_rec))
+        if found is not None:
+            return RootRunStartResult(
+                outcome=RunStartOutcome.PROCEED,
+                run_status=RunStatus.RUNNING,
+                started=found,
+                canceled=None,
+            )
 
     def operation(tx: Tx) -> RootRunStartResult:
         session, existing = _lock_session(tx, new)

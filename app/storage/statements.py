@@ -85,6 +85,46 @@ APPEND_RECORDS: Final = DriverStatement(
     ),
     binary=("event_keys", "turn_ids", "types", "payloads", "timestamps_ms"),
 )
+#: PostgreSQL: a root start in an active session in one statement (migration 0012), sent
+#: in autocommit; the label rows' keys and values as two arrays (``rows.label_text``).
+_START_ROOT = sa.func.runtime_store_start_root_run(
+    _P("run_id", type_=sa.Text()),
+    _P("agent_id", type_=sa.Text()),
+    _P("session_id", type_=sa.Text()),
+    _P("started_at_ms", type_=sa.BigInteger()),
+    _P("labels", type_=sa.Text()),
+    _P("label_keys", type_=postgresql.ARRAY(sa.Text())),
+    _P("label_values", type_=postgresql.ARRAY(sa.Text())),
+    _P("now_ms", type_=sa.BigInteger()),
+    _P("event_key", type_=sa.Text()),
+    _P("turn_id", type_=sa.Text()),
+    _P("type", type_=sa.Text()),
+    _P("payload", type_=sa.LargeBinary()),
+    _P("timestamp_ms", type_=sa.BigInteger()),
+).table_valued("outcome", "session_status")
+START_ROOT_RUN: Final = DriverStatement(
+    sa.select(_START_ROOT.c.outcome, _START_ROOT.c.session_status),
+    binary=("label_keys", "label_values", "payload"),
+)
+#: PostgreSQL: a terminal write in one statement (migration 0012), sent in autocommit.
+_FINISH = sa.func.runtime_store_finish_run(
+    _P("run_id", type_=sa.Text()),
+    _P("status", type_=sa.Text()),
+    _P("labels", type_=sa.Text()),
+    _P("cancellation_reason", type_=sa.Text()),
+    _P("now_ms", type_=sa.BigInteger()),
+    _P("event_key", type_=sa.Text()),
+    _P("agent_id", type_=sa.Text()),
+    _P("session_id", type_=sa.Text()),
+    _P("turn_id", type_=sa.Text()),
+    _P("type", type_=sa.Text()),
+    _P("payload", type_=sa.LargeBinary()),
+    _P("timestamp_ms", type_=sa.BigInteger()),
+).table_valued("outcome", "record_id", "session_status")
+FINISH_RUN: Final = DriverStatement(
+    sa.select(_FINISH.c.outcome, _FINISH.c.record_id, _FINISH.c.session_status),
+    binary=("payload",),
+)
 #: A run with the record stored under an event key (if any): the append check's one read.
 SELECT_RUN_AND_RECORD: Final = DriverStatement(_RUN_AND_RECORD)
 LOCK_RUN_AND_RECORD: Final = _RUN_AND_RECORD.with_for_update(of=runs)

@@ -1,8 +1,8 @@
 """PostgreSQL's write path runs on the driver connection, observed or not.
 
-An append is one statement (``runtime_store_append_record``, migration 0010, in
+An append and a terminal write are one statement each (migrations 0010 and 0012, in
 autocommit); the lock, the lookup and the fused write of the other single-record writes (a
-terminal write here) are three. All are compiled by SQLAlchemy and sent on its connection
+cancellation here) are three. All are compiled by SQLAlchemy and sent on its connection
 (app/storage/driver.py); statement observers receive SQLAlchemy's events from them without
 changing the path; errors come back as SQLAlchemy's.
 """
@@ -18,7 +18,14 @@ from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, driver
 from runtime_store_client import RunStatus
-from tests.contract.builders import all_records, new_session, record, start_root, terminal_record
+from tests.contract.builders import (
+    all_records,
+    cancellation_record,
+    new_session,
+    record,
+    start_root,
+    terminal_record,
+)
 
 
 @pytest.fixture
@@ -50,7 +57,7 @@ def test_an_append_sends_its_one_statement_on_the_driver_connection(
     assert [r.event_key for r in all_records(store, run.run_id)][-1] == "e1"
 
 
-def test_a_terminal_write_sends_its_three_statements_on_the_driver_connection(
+def test_a_terminal_write_sends_its_one_statement_on_the_driver_connection(
     postgres_engine: Engine, driver_calls: list[str]
 ) -> None:
     store = SqlStore(postgres_engine)
@@ -59,6 +66,22 @@ def test_a_terminal_write_sends_its_three_statements_on_the_driver_connection(
 
     result = store.record_run_terminal(
         run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+
+    assert result.inserted
+    assert [sql.split()[0] for sql in driver_calls] == ["SELECT"]
+    assert "runtime_store_finish_run" in driver_calls[0]
+
+
+def test_a_cancellation_sends_its_three_statements_on_the_driver_connection(
+    postgres_engine: Engine, driver_calls: list[str]
+) -> None:
+    store = SqlStore(postgres_engine)
+    run = start_root(store, new_session(store).id).run
+    driver_calls.clear()
+
+    result = store.record_run_cancellation(
+        run.run_id, "user_requested", cancellation_record(run, "user_requested")
     )
 
     assert result.inserted

@@ -1,4 +1,5 @@
-"""An append is one round trip on PostgreSQL (issue 18, migration 0010).
+"""An append, a root start and a terminal write are one round trip on PostgreSQL (issue
+18, migrations 0010-0012).
 
 ``SqlStore.append_run_record`` sends ``runtime_store_append_record`` in autocommit: the
 writers' lock, the run and the keyed record, and the insert (or the exact retry's answer)
@@ -6,7 +7,8 @@ in one statement, with no ``BEGIN`` and no ``COMMIT``. Counted here in libpq's o
 the connection: every message the client sent, and one ``Sync`` (the end of one
 extended-protocol exchange) or one simple ``Query`` per round trip. Whatever the statement
 refuses goes through the ordinary transaction, which answers with the contract's error.
-A batch (migration 0011) and ``load_run`` are one round trip too.
+A batch (migration 0011) and ``load_run`` are one round trip too. A start or terminal write
+in one statement stores exactly the rows its transaction stores.
 """
 
 from __future__ import annotations
@@ -14,25 +16,34 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine
+from app.storage.dialects import PostgresDialect
 from runtime_store_client import (
     EventConflictError,
+    InvalidArgumentError,
     RunNotActiveError,
     RunNotFoundError,
+    RunStartOutcome,
     RunStatus,
+    RunTerminalConflictError,
+    SessionNotFoundError,
     SessionPurgedError,
     SessionStatus,
 )
 from tests.contract.builders import (
     all_records,
     at,
+    canceled_record,
+    cancellation_record,
     new_session,
     record,
     run_start,
@@ -310,3 +321,198 @@ def test_an_engine_at_a_stricter_isolation_level_keeps_its_read_transactions(
         assert messages.count("Query") == 2, messages  # BEGIN and COMMIT
     finally:
         engine.dispose()
+
+
+# --- starts and terminal writes (migration 0012) ------------------------------------------
+
+
+def _rows(engine: Engine, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Everything stored for a run, by table, with its run ID and the store's clock left
+    out, so a run written one way compares with a run written the other way."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    with engine.connect() as conn:
+        for table, order in (("runs", "run_id"), ("run_labels", "key"), ("run_records", "seq")):
+            rows = conn.execute(
+                sa.text(f"SELECT * FROM {table} WHERE run_id = :r ORDER BY {order}"), {"r": run_id}
+            ).mappings()
+            out[table] = [
+                {
+                    k: v
+                    for k, v in row.items()
+                    if k not in ("run_id", "updated_at_ms", "session_id", "session_seq")
+                }
+                for row in rows
+            ]
+    return out
+
+
+@pytest.fixture
+def transaction_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Switch PostgreSQL's one-statement writes off: every write takes its transaction."""
+    return lambda: monkeypatch.setattr(PostgresDialect, "one_statement_writes", False)
+
+
+def test_a_root_start_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    session = new_session(store)
+    run = run_start(session_id=session.id, labels={"team": 'a "b"', "zone": "é\\u0000"})
+    store.append_run_record(record(start_root(store, session.id).run, event_key="other"))
+
+    result, messages = _sent(
+        single_connection,
+        lambda: store.start_root_run(run, started_record(run), canceled_record(run)),
+    )
+
+    assert (result.outcome, result.run_status) == (RunStartOutcome.PROCEED, RunStatus.RUNNING)
+    assert (result.started.id, result.started.inserted) == ("1", True)
+    assert result.started.session_status == SessionStatus.ACTIVE
+    assert result.canceled is None
+    assert _round_trips(messages) == 1, messages
+    assert "Query" not in messages  # no BEGIN, no COMMIT
+    assert store.load_run(run.run_id).labels == run.labels
+    assert [r.run_id for r in store.search_runs(labels={"team": 'a "b"'}).runs] == [run.run_id]
+    session_records = store.list_session_run_records(session.id).records
+    assert [r.event_key for r in session_records] == ["start", "other", "start"]
+    assert session_records[-1].run_id == run.run_id
+
+
+def test_a_root_start_in_one_statement_stores_what_its_transaction_stores(
+    single_connection: Engine, transaction_only: Callable[[], None]
+) -> None:
+    store = SqlStore(single_connection)
+    labels = {"team": "a", "x": "y"}
+    one = start_root(store, new_session(store).id, labels=labels).run
+    transaction_only()
+    other = start_root(store, new_session(store).id, labels=labels).run
+
+    assert _rows(single_connection, one.run_id) == _rows(single_connection, other.run_id)
+    assert store.load_run(one.run_id).labels == labels
+
+
+def test_root_starts_the_statement_refuses_are_answered_by_the_transaction(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    session = new_session(store)
+    first = start_root(store, session.id)
+
+    retried = store.start_root_run(first.run, started_record(first.run), canceled_record(first.run))
+    assert (retried.started.id, retried.started.inserted) == (first.result.started.id, False)
+    with pytest.raises(SessionNotFoundError):
+        start_root(store, "no-such-session")
+    store.end_session(session.id, at(50))
+    stopped = start_root(store, session.id).result
+    assert (stopped.outcome, stopped.run_status) == (RunStartOutcome.STOP, RunStatus.CANCELED)
+    assert stopped.canceled is not None
+    assert stopped.canceled.inserted
+    store.record_run_terminal(
+        first.run.run_id, RunStatus.COMPLETED, terminal_record(first.run, RunStatus.COMPLETED)
+    )
+    store.purge_session(session.id)
+    with pytest.raises(SessionPurgedError):
+        start_root(store, session.id)
+
+
+def test_a_terminal_write_and_its_retry_are_one_round_trip_on_postgresql(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id, labels={"k": "v"}).run
+    store.append_run_record(record(run, event_key="e1"))
+    terminal = terminal_record(run, RunStatus.COMPLETED)
+
+    result, messages = _sent(
+        single_connection,
+        lambda: store.record_run_terminal(run.run_id, RunStatus.COMPLETED, terminal),
+    )
+    again, retry_messages = _sent(
+        single_connection,
+        lambda: store.record_run_terminal(run.run_id, RunStatus.COMPLETED, terminal),
+    )
+
+    assert (result.id, result.inserted, result.session_status) == ("3", True, SessionStatus.ACTIVE)
+    assert (again.id, again.inserted) == ("3", False)
+    assert _round_trips(messages) == 1, messages
+    assert _round_trips(retry_messages) == 1, retry_messages
+    assert "Query" not in messages + retry_messages
+    assert store.load_run(run.run_id).status == RunStatus.COMPLETED
+    assert [r.event_key for r in all_records(store, run.run_id)] == ["start", "e1", "terminal"]
+
+
+def test_a_canceled_terminal_and_a_sessionless_one_are_one_round_trip(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.record_run_cancellation(run.run_id, "user_requested", cancellation_record(run))
+    canceled = terminal_record(run, RunStatus.CANCELED, reason="user_requested")
+    sessionless = run_start(session_id="")
+    store.start_one_shot_run(sessionless, started_record(sessionless))
+    engine_canceled = terminal_record(sessionless, RunStatus.CANCELED, reason="engine_canceled")
+
+    first, messages = _sent(
+        single_connection,
+        lambda: store.record_run_terminal(run.run_id, RunStatus.CANCELED, canceled),
+    )
+    second, more = _sent(
+        single_connection,
+        lambda: store.record_run_terminal(sessionless.run_id, RunStatus.CANCELED, engine_canceled),
+    )
+
+    assert (first.id, first.inserted) == ("3", True)
+    assert (second.id, second.inserted, second.session_status) == ("2", True, None)
+    assert _round_trips(messages) == 1, messages
+    assert _round_trips(more) == 1, more
+    assert store.load_run(sessionless.run_id).status == RunStatus.CANCELED
+
+
+def test_a_terminal_write_in_one_statement_stores_what_its_transaction_stores(
+    single_connection: Engine, transaction_only: Callable[[], None]
+) -> None:
+    store = SqlStore(single_connection)
+    runs = [start_root(store, new_session(store).id, labels={"k": "v"}).run for _ in range(2)]
+    for index, run in enumerate(runs):
+        if index == 1:
+            transaction_only()
+        store.append_run_record(record(run, event_key="e1"))
+        store.record_run_terminal(
+            run.run_id, RunStatus.FAILED, terminal_record(run, RunStatus.FAILED)
+        )
+
+    assert _rows(single_connection, runs[0].run_id) == _rows(single_connection, runs[1].run_id)
+    assert _rows(single_connection, runs[0].run_id)["runs"][0]["terminal_key"] == "terminal"
+
+
+def test_terminal_writes_the_statement_refuses_are_answered_by_the_transaction(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id, labels={"k": "v"}).run
+    store.record_run_cancellation(run.run_id, "user_requested", cancellation_record(run))
+
+    other_labels = terminal_record(replace(run, labels={"k": "w"}), RunStatus.COMPLETED)
+    with pytest.raises(InvalidArgumentError):
+        store.record_run_terminal(run.run_id, RunStatus.COMPLETED, other_labels)
+    wrong_reason = terminal_record(run, RunStatus.CANCELED, reason="engine_canceled")
+    with pytest.raises(InvalidArgumentError):
+        store.record_run_terminal(run.run_id, RunStatus.CANCELED, wrong_reason)
+    never_started = replace(run, run_id="no-such-run")
+    with pytest.raises(RunNotFoundError):
+        store.record_run_terminal(
+            "no-such-run", RunStatus.COMPLETED, terminal_record(never_started, RunStatus.COMPLETED)
+        )
+    store.record_run_terminal(run.run_id, RunStatus.FAILED, terminal_record(run, RunStatus.FAILED))
+    with pytest.raises(RunTerminalConflictError):
+        store.record_run_terminal(
+            run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+        )
+    with pytest.raises(EventConflictError):
+        store.record_run_terminal(
+            run.run_id,
+            RunStatus.FAILED,
+            terminal_record(run, RunStatus.FAILED, event_key="cancel"),
+        )
+
+    stored = all_records(store, run.run_id)
+    assert [r.event_key for r in stored] == ["start", "cancel", "terminal"]
+    assert store.load_run(run.run_id).status == RunStatus.FAILED
