@@ -49,10 +49,12 @@ APPEND_RECORDS = (
     "runtime_store_append_records(%s, %s, %s, %b::text[], %b::text[], %b::text[], "
     "%b::bytea[], %b::bigint[])"
 )
-#: ``SqlStore.start_root_run`` on PostgreSQL (migration 0012): one statement in autocommit.
-START_ROOT_RUN = (
-    "SELECT outcome, session_status FROM runtime_store_start_root_run("
-    "%s, %s, %s, %s, %s, %b::text[], %b::text[], %s, %s, %s, %s, %b, %s)"
+#: ``SqlStore.start_root_run`` on PostgreSQL (migration 0012): one statement in autocommit
+#: (a root: no parent, no link record).
+START_RUN = (
+    "SELECT outcome, link_record_id, session_status FROM runtime_store_start_run("
+    "%s, %s, %s, %s, %s, %s, %b::text[], %b::text[], %s, %s, %s, %s, %b, %s, "
+    "%s, %s, %s, %s, %b, %s)"
 )
 #: ``SqlStore.record_run_terminal`` on PostgreSQL (migration 0012): one statement in
 #: autocommit.
@@ -142,10 +144,11 @@ class CeilingStore:
         session is active and the run new, so ``canceled`` is never written."""
         labels = sorted(run.labels.items())
         row = self._autocommit_one(
-            START_ROOT_RUN,
+            START_RUN,
             run.run_id,
             run.agent_id,
             run.session_id,
+            run.parent_run_id,
             to_millis(run.started_at, "started_at"),
             json.dumps(dict(labels), separators=(",", ":"), ensure_ascii=False),
             [json.dumps(key, ensure_ascii=False) for key, _ in labels],
@@ -156,6 +159,7 @@ class CeilingStore:
             started.type,
             started.payload,
             to_millis(started.timestamp, "timestamp"),
+            *(None,) * 6,
         )
         if row is None or row[0] != "inserted":
             raise RuntimeError(f"ceiling start of {run.run_id!r} needs a new run: {row}")

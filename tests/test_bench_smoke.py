@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bench import append_cost
+from app.storage.dialects import PostgresDialect
+from bench import append_cost, start_paths
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
@@ -156,6 +157,29 @@ def test_append_cost_measures_every_shape_and_leaves_no_database() -> None:
 
     assert set(figures) == set(append_cost.SHAPES)
     assert all(len(values) == 2 and min(values) >= 0 for values in figures.values())
+    assert _bench_databases(server) == before
+
+
+@pytest.mark.postgres
+def test_start_paths_measures_every_start_on_both_paths_and_leaves_no_database() -> None:
+    """``python -m bench.start_paths`` measures every start kind with the one statement and
+    with the transaction, in every round, leaves the switch as it found it, and drops its
+    database."""
+    server = _postgres_server()
+    before = _bench_databases(server)
+
+    figures = start_paths.main(
+        ["--seconds", "0.1", "--threads", "1,2", "--rounds", "2", "--postgres-url", server]
+    )
+
+    assert set(figures) == {
+        (kind, path, threads)
+        for kind in start_paths.KINDS
+        for path in start_paths.PATHS
+        for threads in (1, 2)
+    }
+    assert all(len(cells) == 2 and all(rate > 0 for rate, _ in cells) for cells in figures.values())
+    assert PostgresDialect.one_statement_writes
     assert _bench_databases(server) == before
 
 

@@ -25,6 +25,7 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -88,7 +89,7 @@ class Dialect(abc.ABC):
         """The run's row read without a lock, or ``None``; SQLite through SQLAlchemy."""
         return tx.conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
 
-    #: Whether ``append_one``, ``append_many``, ``start_root_run`` and ``finish_run`` can
+    #: Whether ``append_one``, ``append_many``, ``start_run`` and ``finish_run`` can
     #: answer their common paths in one statement (PostgreSQL).
     one_statement_writes = False
     #: Whether reads run in autocommit (``UnitOfWork.read``): PostgreSQL at READ
@@ -114,16 +115,17 @@ class Dialect(abc.ABC):
         always refuses (``one_statement_writes`` is false)."""
         return None
 
-    def start_root_run(
+    def start_run(
         self,
         tx: Tx,  # noqa: ARG002
         new: NewRun,  # noqa: ARG002
         started: NewRecord,  # noqa: ARG002
-    ) -> AppendResult | None:
-        """A new root run of an active session with its ``run_started`` record in one
-        statement (``UnitOfWork.statement``): the record's result, or ``None`` when the
-        statement refused and the ordinary transaction must decide. SQLite always refuses
-        (``one_statement_writes`` is false)."""
+        link: NewRecord | None = None,  # noqa: ARG002
+    ) -> StartResults | None:
+        """A new run (a child with its ``link`` record on its parent) in an active session
+        or none, in one statement (``UnitOfWork.statement``): the records' results, or
+        ``None`` when the statement refused and the ordinary transaction must decide.
+        SQLite always refuses (``one_statement_writes`` is false)."""
         return None
 
     def finish_run(
@@ -321,17 +323,20 @@ class PostgresDialect(Dialect):
             for record_id, inserted in zip(row.record_ids, row.inserted, strict=True)
         ]
 
-    def start_root_run(self, tx: Tx, new: NewRun, started: NewRecord) -> AppendResult | None:
-        """``runtime_store_start_root_run`` (migration 0012): the session's lock, the
-        run's ID checked unused, and the run, its labels, its record and the session's
-        counter, in one round trip."""
+    def start_run(
+        self, tx: Tx, new: NewRun, started: NewRecord, link: NewRecord | None = None
+    ) -> StartResults | None:
+        """``runtime_store_start_run`` (migration 0012): the start's lock, the parent's
+        checks and the run's ID checked unused, then the link record, the run, its labels,
+        its record and the session's counter, in one round trip."""
         labels = sorted(new.labels.items())
-        row = st.START_ROOT_RUN.first(
+        row = st.START_RUN.first(
             tx.conn,
             {
                 "run_id": new.run_id,
                 "agent_id": new.agent_id,
-                "session_id": new.session_id,
+                "session_id": new.session_id or None,
+                "parent_run_id": new.parent_run_id,
                 "started_at_ms": new.started_at_ms,
                 "labels": new.labels_json,
                 "label_keys": [label_text(key) for key, _ in labels],
@@ -342,12 +347,25 @@ class PostgresDialect(Dialect):
                 "type": started.type,
                 "payload": started.payload,
                 "timestamp_ms": started.timestamp_ms,
+                "link_key": link and link.event_key,
+                "link_agent_id": link and link.agent_id,
+                "link_turn_id": link and link.turn_id,
+                "link_type": link and link.type,
+                "link_payload": link and link.payload,
+                "link_timestamp_ms": link and link.timestamp_ms,
             },
         )
         if row is None or row.outcome != "inserted":
             return None
+        status = None if row.session_status is None else SessionStatus(row.session_status)
         tx.written.add((new.session_id, new.run_id))
-        return AppendResult(id="1", inserted=True, session_status=SessionStatus(row.session_status))
+        linked = None
+        if link is not None:
+            tx.written.add((new.session_id, new.parent_run_id))
+            linked = AppendResult(id=str(row.link_record_id), inserted=True, session_status=status)
+        return StartResults(
+            started=AppendResult(id="1", inserted=True, session_status=status), linked=linked
+        )
 
     def finish_run(
         self, tx: Tx, status: RunStatus, record: NewRecord, payload: RunCompletedPayload
@@ -430,6 +448,15 @@ class PostgresDialect(Dialect):
             params.update(_session_update(dirty_sessions[0]))
         st.FUSED_APPENDS[(run.state_changed, session_kind)].execute(tx.conn, params)
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class StartResults:
+    """What a start in one statement stored: the ``run_started`` record, and a child's
+    ``child_run_linked`` record on its parent."""
+
+    started: AppendResult
+    linked: AppendResult | None = None
 
 
 def _one_statement_result(tx: Tx, record: NewRecord, row: Any) -> AppendResult | None:

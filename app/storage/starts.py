@@ -1,10 +1,12 @@
 """The four starts (CONTRACT.md 3.3-3.6) and continuation admission (3.13).
 
-Each start validates its input without state, then in one transaction: takes the lock
-that serialises it (the session's row for a sessionful start, the parent's row for a
-one-shot child), checks purge and continuation, answers an existing run ID as a retry
-(identity and remembered keys must match; the records go through the append check), and
-otherwise creates the run, ``proceed`` in an active session and ``stop`` in an ended one.
+Each start validates its input without state. On PostgreSQL a new run in an active session
+(or none) is then one statement (``Dialect.start_run``, migration 0012) that refuses
+anything else. Otherwise, in one transaction, a start takes the lock that serialises it
+(the session's row for a sessionful start, the parent's row for a one-shot child), checks
+purge and continuation, answers an existing run ID as a retry (identity and remembered
+keys must match; the records go through the append check), and otherwise creates the run,
+``proceed`` in an active session and ``stop`` in an ended one.
 """
 
 from __future__ import annotations
@@ -31,9 +33,21 @@ from runtime_store_client import (
 
 from .append_check import check_append, check_owner, expect_stored, insert
 from .context import Context
+from .dialects import StartResults
 from .rows import RunState, SessionState
 from .sessions import not_found
 from .unit_of_work import Tx, purged_error
+
+
+def _in_one_statement(
+    ctx: Context, new: v.NewRun, started: v.NewRecord, link: v.NewRecord | None = None
+) -> StartResults | None:
+    """PostgreSQL: a new run in an active session (or none) in one round trip
+    (``Dialect.start_run``); ``None`` sends the start through its transaction, which
+    answers retries, stops in an ended session, continuations and every error."""
+    if not ctx.uow.dialect.one_statement_writes or new.predecessor_run_id:
+        return None
+    return ctx.uow.statement(lambda tx: tx.dialect.start_run(tx, new, started, link))
 
 
 def _check_bounds(ctx: Context, run: RunStart, *records: Record) -> None:
@@ -206,17 +220,14 @@ def start_root_run(
     started_rec = v.check_started_record(started, new)
     canceled_rec = v.check_canceled_record(canceled, new)
     _distinct_keys(started_rec, canceled_rec, "started and canceled")
-    if ctx.uow.dialect.one_statement_writes and not new.predecessor_run_id:
-        # PostgreSQL: a new run in an active session in one round trip; retries, stops,
-        # and every refusal go through the transaction below.
-        found = ctx.uow.statement(lambda tx: tx.dialect.start_root_run(tx, new, started_rec))
-        if found is not None:
-            return RootRunStartResult(
-                outcome=RunStartOutcome.PROCEED,
-                run_status=RunStatus.RUNNING,
-                started=found,
-                canceled=None,
-            )
+    stored = _in_one_statement(ctx, new, started_rec)
+    if stored is not None:
+        return RootRunStartResult(
+            outcome=RunStartOutcome.PROCEED,
+            run_status=RunStatus.RUNNING,
+            started=stored.started,
+            canceled=None,
+        )
 
     def operation(tx: Tx) -> RootRunStartResult:
         session, existing = _lock_session(tx, new)
@@ -254,6 +265,15 @@ def start_child_run(
     started_rec = v.check_started_record(started, new)
     canceled_rec = v.check_canceled_record(canceled, new)
     _distinct_keys(started_rec, canceled_rec, "started and canceled")
+    stored = _in_one_statement(ctx, new, started_rec, link_rec)
+    if stored is not None and stored.linked is not None:
+        return ChildRunStartResult(
+            outcome=RunStartOutcome.PROCEED,
+            run_status=RunStatus.RUNNING,
+            parent_record=stored.linked,
+            started=stored.started,
+            canceled=None,
+        )
 
     def operation(tx: Tx) -> ChildRunStartResult:
         session, existing = _lock_session(tx, new)
@@ -293,6 +313,9 @@ def start_one_shot_run(ctx: Context, run: RunStart, started: Record) -> OneShotR
     _check_bounds(ctx, run, started)
     new = v.check_run_start(run, sessionful=False, child=False, continuation_allowed=False)
     started_rec = v.check_started_record(started, new)
+    stored = _in_one_statement(ctx, new, started_rec)
+    if stored is not None:
+        return OneShotRunStartResult(run_status=RunStatus.RUNNING, record=stored.started)
 
     def operation(tx: Tx) -> OneShotRunStartResult:
         existing = _existing(tx, new)
@@ -320,6 +343,11 @@ def start_one_shot_child_run(
     link_rec = v.check_link_record(parent_linked, new)
     started_rec = v.check_started_record(started, new)
     _distinct_keys(link_rec, started_rec, "parent_linked and started")
+    stored = _in_one_statement(ctx, new, started_rec, link_rec)
+    if stored is not None and stored.linked is not None:
+        return OneShotChildRunStartResult(
+            run_status=RunStatus.RUNNING, parent_record=stored.linked, started=stored.started
+        )
 
     def operation(tx: Tx) -> OneShotChildRunStartResult:
         parent = tx.existing_run(new.parent_run_id)

@@ -85,12 +85,14 @@ APPEND_RECORDS: Final = DriverStatement(
     ),
     binary=("event_keys", "turn_ids", "types", "payloads", "timestamps_ms"),
 )
-#: PostgreSQL: a root start in an active session in one statement (migration 0012), sent
-#: in autocommit; the label rows' keys and values as two arrays (``rows.label_text``).
-_START_ROOT = sa.func.runtime_store_start_root_run(
+#: PostgreSQL: a start in an active session or none in one statement (migration 0012),
+#: sent in autocommit; the label rows' keys and values as two arrays (``rows.label_text``),
+#: the ``link_*`` values the child's ``child_run_linked`` record (all NULL for a root).
+_START = sa.func.runtime_store_start_run(
     _P("run_id", type_=sa.Text()),
     _P("agent_id", type_=sa.Text()),
     _P("session_id", type_=sa.Text()),
+    _P("parent_run_id", type_=sa.Text()),
     _P("started_at_ms", type_=sa.BigInteger()),
     _P("labels", type_=sa.Text()),
     _P("label_keys", type_=postgresql.ARRAY(sa.Text())),
@@ -101,10 +103,16 @@ _START_ROOT = sa.func.runtime_store_start_root_run(
     _P("type", type_=sa.Text()),
     _P("payload", type_=sa.LargeBinary()),
     _P("timestamp_ms", type_=sa.BigInteger()),
-).table_valued("outcome", "session_status")
-START_ROOT_RUN: Final = DriverStatement(
-    sa.select(_START_ROOT.c.outcome, _START_ROOT.c.session_status),
-    binary=("label_keys", "label_values", "payload"),
+    _P("link_key", type_=sa.Text()),
+    _P("link_agent_id", type_=sa.Text()),
+    _P("link_turn_id", type_=sa.Text()),
+    _P("link_type", type_=sa.Text()),
+    _P("link_payload", type_=sa.LargeBinary()),
+    _P("link_timestamp_ms", type_=sa.BigInteger()),
+).table_valued("outcome", "link_record_id", "session_status")
+START_RUN: Final = DriverStatement(
+    sa.select(_START.c.outcome, _START.c.link_record_id, _START.c.session_status),
+    binary=("label_keys", "label_values", "payload", "link_payload"),
 )
 #: PostgreSQL: a terminal write in one statement (migration 0012), sent in autocommit.
 _FINISH = sa.func.runtime_store_finish_run(

@@ -1,5 +1,5 @@
-"""An append, a root start and a terminal write are one round trip on PostgreSQL (issue
-18, migrations 0010-0012).
+"""An append, a start of each kind and a terminal write are one round trip on PostgreSQL
+(issue 18, migrations 0010-0012).
 
 ``SqlStore.append_run_record`` sends ``runtime_store_append_record`` in autocommit: the
 writers' lock, the run and the keyed record, and the insert (or the exact retry's answer)
@@ -8,7 +8,8 @@ the connection: every message the client sent, and one ``Sync`` (the end of one
 extended-protocol exchange) or one simple ``Query`` per round trip. Whatever the statement
 refuses goes through the ordinary transaction, which answers with the contract's error.
 A batch (migration 0011) and ``load_run`` are one round trip too. A start or terminal write
-in one statement stores exactly the rows its transaction stores.
+in one statement stores exactly the rows its transaction stores, and whatever the statement
+refuses is answered by the transaction with the contract's error.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from app.storage.dialects import PostgresDialect
 from runtime_store_client import (
     EventConflictError,
     InvalidArgumentError,
+    Record,
+    RunConflictError,
     RunNotActiveError,
     RunNotFoundError,
+    RunRecordOwnerMismatchError,
+    RunStart,
     RunStartOutcome,
     RunStatus,
     RunTerminalConflictError,
@@ -44,6 +49,7 @@ from tests.contract.builders import (
     at,
     canceled_record,
     cancellation_record,
+    link_record,
     new_session,
     record,
     run_start,
@@ -326,23 +332,20 @@ def test_an_engine_at_a_stricter_isolation_level_keeps_its_read_transactions(
 # --- starts and terminal writes (migration 0012) ------------------------------------------
 
 
-def _rows(engine: Engine, run_id: str) -> dict[str, list[dict[str, Any]]]:
+def _rows(
+    engine: Engine, run_id: str, *, naming_others: tuple[str, ...] = ()
+) -> dict[str, list[dict[str, Any]]]:
     """Everything stored for a run, by table, with its run ID and the store's clock left
-    out, so a run written one way compares with a run written the other way."""
+    out, so a run written one way compares with a run written the other way;
+    ``naming_others``: columns that name other runs (a parent's, a child's) left out too."""
+    left_out = ("run_id", "updated_at_ms", "session_id", "session_seq", *naming_others)
     out: dict[str, list[dict[str, Any]]] = {}
     with engine.connect() as conn:
         for table, order in (("runs", "run_id"), ("run_labels", "key"), ("run_records", "seq")):
             rows = conn.execute(
                 sa.text(f"SELECT * FROM {table} WHERE run_id = :r ORDER BY {order}"), {"r": run_id}
             ).mappings()
-            out[table] = [
-                {
-                    k: v
-                    for k, v in row.items()
-                    if k not in ("run_id", "updated_at_ms", "session_id", "session_seq")
-                }
-                for row in rows
-            ]
+            out[table] = [{k: v for k, v in row.items() if k not in left_out} for row in rows]
     return out
 
 
@@ -350,6 +353,15 @@ def _rows(engine: Engine, run_id: str) -> dict[str, list[dict[str, Any]]]:
 def transaction_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """Switch PostgreSQL's one-statement writes off: every write takes its transaction."""
     return lambda: monkeypatch.setattr(PostgresDialect, "one_statement_writes", False)
+
+
+def _child_of(parent: RunStart, **changes: Any) -> tuple[RunStart, Record, Record]:
+    """A child start of ``parent``: the child, its link record, its started record."""
+    child = run_start(
+        session_id=parent.session_id, parent_run_id=parent.run_id, labels={"role": "sub"}
+    )
+    child = replace(child, **changes)
+    return child, link_record(parent, child), started_record(child)
 
 
 def test_a_root_start_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
@@ -516,3 +528,123 @@ def test_terminal_writes_the_statement_refuses_are_answered_by_the_transaction(
     stored = all_records(store, run.run_id)
     assert [r.event_key for r in stored] == ["start", "cancel", "terminal"]
     assert store.load_run(run.run_id).status == RunStatus.FAILED
+
+
+def test_a_child_start_is_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    parent = start_root(store, new_session(store).id).run
+    store.append_run_record(record(parent, event_key="e1"))
+    child, link, started = _child_of(parent)
+
+    result, messages = _sent(
+        single_connection,
+        lambda: store.start_child_run(child, link, started, canceled_record(child)),
+    )
+
+    assert (result.outcome, result.run_status) == (RunStartOutcome.PROCEED, RunStatus.RUNNING)
+    assert (result.parent_record.id, result.parent_record.inserted) == ("3", True)
+    assert (result.started.id, result.started.inserted) == ("1", True)
+    assert result.started.session_status == SessionStatus.ACTIVE
+    assert result.canceled is None
+    assert _round_trips(messages) == 1, messages
+    assert "Query" not in messages
+    session_records = store.list_session_run_records(parent.session_id).records
+    assert [(r.run_id, r.event_key) for r in session_records][-2:] == [
+        (parent.run_id, link.event_key),
+        (child.run_id, "start"),
+    ]
+    assert store.load_run(child.run_id).parent_run_id == parent.run_id
+
+
+def test_one_shot_starts_are_one_round_trip_on_postgresql(single_connection: Engine) -> None:
+    store = SqlStore(single_connection)
+    parent = run_start(session_id="", labels={"k": "v"})
+    child, link, started = _child_of(parent)
+
+    root, messages = _sent(
+        single_connection, lambda: store.start_one_shot_run(parent, started_record(parent))
+    )
+    linked, child_messages = _sent(
+        single_connection, lambda: store.start_one_shot_child_run(child, link, started)
+    )
+
+    assert (root.record.id, root.record.inserted, root.record.session_status) == ("1", True, None)
+    assert (linked.parent_record.id, linked.started.id) == ("2", "1")
+    assert linked.parent_record.session_status is None
+    assert _round_trips(messages) == 1, messages
+    assert _round_trips(child_messages) == 1, child_messages
+    assert [r.event_key for r in all_records(store, parent.run_id)] == ["start", link.event_key]
+    assert store.load_run(child.run_id).labels == {"role": "sub"}
+
+
+def test_child_starts_in_one_statement_store_what_their_transactions_store(
+    single_connection: Engine, transaction_only: Callable[[], None]
+) -> None:
+    store = SqlStore(single_connection)
+    parents = [start_root(store, new_session(store).id).run for _ in range(2)]
+    one_shots = [run_start(session_id="") for _ in range(2)]
+    children = []
+    for index in range(2):
+        if index == 1:
+            transaction_only()
+        child, link, started = _child_of(parents[index])
+        store.start_child_run(child, link, started, canceled_record(child))
+        store.start_one_shot_run(one_shots[index], started_record(one_shots[index]))
+        one_shot_child, one_shot_link, one_shot_started = _child_of(one_shots[index])
+        store.start_one_shot_child_run(one_shot_child, one_shot_link, one_shot_started)
+        children.append((child, one_shot_child))
+
+    # A parent's link record names its child (key and payload), a child its parent (in its
+    # row and its run_started payload).
+    for first, second in ((parents[0], parents[1]), (one_shots[0], one_shots[1])):
+        links = ("event_key", "payload")
+        assert _rows(single_connection, first.run_id, naming_others=links) == _rows(
+            single_connection, second.run_id, naming_others=links
+        )
+    for first, second in zip(*children, strict=True):
+        parent_columns = ("parent_run_id", "parent_link_key", "payload")
+        assert _rows(single_connection, first.run_id, naming_others=parent_columns) == _rows(
+            single_connection, second.run_id, naming_others=parent_columns
+        )
+    assert len(_rows(single_connection, parents[0].run_id)["run_records"]) == 2
+
+
+def test_child_starts_the_statement_refuses_are_answered_by_the_transaction(
+    single_connection: Engine,
+) -> None:
+    store = SqlStore(single_connection)
+    parent = start_root(store, new_session(store).id).run
+    child, link, started = _child_of(parent)
+    first = store.start_child_run(child, link, started, canceled_record(child))
+
+    retried = store.start_child_run(child, link, started, canceled_record(child))
+    assert (retried.parent_record.id, retried.parent_record.inserted) == (
+        first.parent_record.id,
+        False,
+    )
+    other, other_link, other_started = _child_of(parent)
+    taken = replace(other_link, event_key=link.event_key)
+    with pytest.raises(EventConflictError):
+        store.start_child_run(other, taken, other_started, canceled_record(other))
+    sibling = start_root(store, parent.session_id).run  # its ID taken by a root
+    impostor, impostor_link, impostor_started = _child_of(parent, run_id=sibling.run_id)
+    with pytest.raises(RunConflictError):
+        store.start_child_run(impostor, impostor_link, impostor_started, canceled_record(impostor))
+    store.record_run_terminal(
+        parent.run_id, RunStatus.COMPLETED, terminal_record(parent, RunStatus.COMPLETED)
+    )
+    with pytest.raises(RunNotActiveError):
+        store.start_child_run(other, other_link, other_started, canceled_record(other))
+    stranger = start_root(store, new_session(store).id).run
+    orphan = run_start(session_id=parent.session_id, parent_run_id=stranger.run_id)
+    with pytest.raises(RunRecordOwnerMismatchError):
+        store.start_child_run(
+            orphan, link_record(stranger, orphan), started_record(orphan), canceled_record(orphan)
+        )
+
+    assert [r.event_key for r in all_records(store, parent.run_id)] == [
+        "start",
+        link.event_key,
+        "terminal",
+    ]
+    assert store.search_runs(parent_run_id=parent.run_id).runs[0].run_id == child.run_id

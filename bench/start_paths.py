@@ -1,0 +1,152 @@
+"""``python -m bench.start_paths``: every start kind, one statement against its transaction.
+
+On PostgreSQL a new run of any of the four starts (CONTRACT.md 3.3-3.6) is one statement,
+``runtime_store_start_run`` (migration 0012); anything it refuses takes the ordinary
+transaction. This runs ``SqlStore``'s starts in one process with the statement switched on
+and off (``PostgresDialect.one_statement_writes``), in alternating cells of the same
+sitting, so the two paths meet the same machine. Each thread starts runs in a session of
+its own, children under a running parent of its own.
+
+Printed: calls per second and the process's CPU per call (``time.process_time``: the
+store's Python and the driver, not PostgreSQL's backend) for each start, path and thread
+count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.table import Table
+
+from app.storage import SqlStore, create_engine
+from app.storage.dialects import PostgresDialect
+from app.storage.migrate import upgrade_schema
+from tests.contract.builders import (
+    canceled_record,
+    link_record,
+    new_session,
+    run_start,
+    start_root,
+    started_record,
+)
+
+from .config import postgres_admin_url
+from .servers import create_postgres_database, drop_postgres_database
+
+KINDS = ("root", "child", "one-shot", "one-shot child")
+PATHS = ("transaction", "one statement")
+
+
+def _starters(store: SqlStore) -> dict[str, Callable[[], object]]:
+    """One thread's start of each kind, in its own session and under its own parents."""
+    session_id = new_session(store).id
+    parent = start_root(store, session_id).run
+    sessionless = run_start(session_id="")
+    store.start_one_shot_run(sessionless, started_record(sessionless))
+
+    def root() -> object:
+        run = run_start(session_id=session_id, labels={"team": "bench"})
+        return store.start_root_run(run, started_record(run), canceled_record(run))
+
+    def child() -> object:
+        run = run_start(session_id=session_id, parent_run_id=parent.run_id)
+        return store.start_child_run(
+            run, link_record(parent, run), started_record(run), canceled_record(run)
+        )
+
+    def one_shot() -> object:
+        run = run_start(session_id="")
+        return store.start_one_shot_run(run, started_record(run))
+
+    def one_shot_child() -> object:
+        run = run_start(session_id="", parent_run_id=sessionless.run_id)
+        return store.start_one_shot_child_run(
+            run, link_record(sessionless, run), started_record(run)
+        )
+
+    return dict(zip(KINDS, (root, child, one_shot, one_shot_child), strict=True))
+
+
+def _cell(starters: list[Callable[[], object]], seconds: float) -> tuple[float, float]:
+    """Calls per second and CPU ms per call of ``starters`` run together for ``seconds``."""
+    counts = [0] * len(starters)
+    deadline = time.monotonic() + seconds
+
+    def work(index: int) -> None:
+        start = starters[index]
+        while time.monotonic() < deadline:
+            start()
+            counts[index] += 1
+
+    cpu = time.process_time()
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(starters))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    calls = max(sum(counts), 1)
+    return calls / seconds, (time.process_time() - cpu) / calls * 1000
+
+
+def measure(
+    database_url: str, threads: list[int], seconds: float, rounds: int
+) -> dict[tuple[str, str, int], list[tuple[float, float]]]:
+    """(kind, path, threads) → one (calls/s, CPU ms per call) per round."""
+    engine = create_engine(database_url, pool_size=max(threads), max_overflow=0)
+    store = SqlStore(engine)
+    figures: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
+    switched = PostgresDialect.one_statement_writes
+    try:
+        for _ in range(rounds):
+            for path in PATHS:
+                PostgresDialect.one_statement_writes = path == "one statement"
+                for count in threads:
+                    per_thread = [_starters(store) for _ in range(count)]
+                    for kind in KINDS:
+                        cell = _cell([starters[kind] for starters in per_thread], seconds)
+                        figures.setdefault((kind, path, count), []).append(cell)
+    finally:
+        PostgresDialect.one_statement_writes = switched
+        engine.dispose()
+    return figures
+
+
+def main(argv: list[str] | None = None) -> dict[tuple[str, str, int], list[tuple[float, float]]]:
+    parser = argparse.ArgumentParser(prog="python -m bench.start_paths", description=__doc__)
+    parser.add_argument("--seconds", type=float, default=2.0, help="measured seconds per cell")
+    parser.add_argument("--threads", default="1,8", help="thread counts, e.g. 1,8")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--postgres-url", default=postgres_admin_url())
+    args = parser.parse_args(argv)
+    threads = [int(count) for count in args.threads.split(",")]
+    database_url = create_postgres_database(args.postgres_url)
+    try:
+        upgrade_schema(database_url)
+        started = time.strftime("%H:%M UTC", time.gmtime())
+        figures = measure(database_url, threads, args.seconds, args.rounds)
+    finally:
+        drop_postgres_database(args.postgres_url, database_url)
+    table = Table(title=f"SqlStore starts on PostgreSQL, {args.seconds:g} s a cell ({started})")
+    table.add_column("start")
+    table.add_column("threads", justify="right")
+    for path in PATHS:
+        table.add_column(f"{path}: calls/s, each round", justify="right")
+        table.add_column(f"{path}: CPU ms per call", justify="right")
+    for kind in KINDS:
+        for count in threads:
+            cells: list[str] = []
+            for path in PATHS:
+                rounds = figures[(kind, path, count)]
+                cells.append(" / ".join(f"{rate:,.0f}" for rate, _ in rounds))
+                cells.append(" / ".join(f"{cpu:.2f}" for _, cpu in rounds))
+            table.add_row(kind, str(count), *cells)
+    Console(width=160).print(table)
+    return figures
+
+
+if __name__ == "__main__":
+    main()
