@@ -400,6 +400,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         BoundedConfig,
         ConnectionBounds,
         connection_cap,
+        limit_malloc_arenas,
         open_file_limit,
         reuse_port_available,
         serve_one_socket,
@@ -461,6 +462,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         "log_level": log_level.value,
         "access_log": False,
     }
+    limit_malloc_arenas()
     config = BoundedConfig("app.main:create_app_from_environment", bounds, **options)
     # Several workers keep their metrics in files of one directory (made and removed here).
     with worker_metrics_directory(workers):

@@ -256,6 +256,16 @@ def test_serve_spreads_connections_over_every_worker(
     assert all(count >= 16 for count in counts.values()), counts
 
 
+def test_every_worker_starts_with_malloc_arenas_capped(
+    fresh_postgres_url: str, tmp_path: Path
+) -> None:
+    with serving(fresh_postgres_url, tmp_path / "serve.log", "--workers", "2") as server:
+        wait_ready(server)
+        pids = _wait_for_workers(server, 2)
+        environments = [Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") for pid in pids]
+    assert all(b"MALLOC_ARENA_MAX=2" in environment for environment in environments)
+
+
 def test_a_replacement_worker_takes_over_the_socket_of_the_one_that_died(
     fresh_postgres_url: str, tmp_path: Path
 ) -> None:
