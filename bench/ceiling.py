@@ -175,21 +175,17 @@ class CeilingStore:
 
     def append_run_record(self, record: Record) -> str:
         """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
-        self.conn.autocommit = True
-        try:
-            row = self._one(
-                APPEND_RECORD,
-                record.run_id,
-                record.event_key,
-                record.agent_id,
-                record.session_id or None,
-                record.turn_id,
-                record.type,
-                record.payload,
-                to_millis(record.timestamp, "timestamp"),
-            )
-        finally:
-            self.conn.autocommit = False
+        row = self._autocommit_one(
+            APPEND_RECORD,
+            record.run_id,
+            record.event_key,
+            record.agent_id,
+            record.session_id or None,
+            record.turn_id,
+            record.type,
+            record.payload,
+            to_millis(record.timestamp, "timestamp"),
+        )
         if row is None or row[0] == "refused":
             raise RuntimeError(f"the ceiling appends new records or exact retries only: {row}")
         return str(row[1])
@@ -197,21 +193,17 @@ class CeilingStore:
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[str]:
         """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
         first = records[0]
-        self.conn.autocommit = True
-        try:
-            row = self._one(
-                APPEND_RECORDS,
-                run_id,
-                first.agent_id,
-                first.session_id or None,
-                [record.event_key for record in records],
-                [record.turn_id for record in records],
-                [record.type for record in records],
-                [record.payload for record in records],
-                [to_millis(record.timestamp, "timestamp") for record in records],
-            )
-        finally:
-            self.conn.autocommit = False
+        row = self._autocommit_one(
+            APPEND_RECORDS,
+            run_id,
+            first.agent_id,
+            first.session_id or None,
+            [record.event_key for record in records],
+            [record.turn_id for record in records],
+            [record.type for record in records],
+            [record.payload for record in records],
+            [to_millis(record.timestamp, "timestamp") for record in records],
+        )
         if row is None or row[0] != "done":
             raise RuntimeError(f"the ceiling appends new records or exact retries only: {row}")
         return [str(record_id) for record_id in row[1]]
@@ -245,11 +237,7 @@ class CeilingStore:
 
     def load_run(self, run_id: str) -> tuple[Any, ...] | None:
         """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
-        self.conn.autocommit = True
-        try:
-            return self._one(SELECT_RUN, run_id)
-        finally:
-            self.conn.autocommit = False
+        return self._autocommit_one(SELECT_RUN, run_id)
 
     def _page(
         self, query: tuple[str, str], key: str, after: int, limit: int
