@@ -8,6 +8,7 @@ cause by design. Screenshots of each page land in ``test-artifacts/console/``.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import timedelta
 from http import HTTPStatus
 from typing import Any
@@ -34,19 +35,17 @@ REFUSED_LOAD = "Failed to load resource: the server responded with a status of"
 
 
 def assert_stayed_home(tab: Tab, *refused: int) -> None:
-    """No request beyond the server; no error logged but one refused load per status in
-    ``refused`` (the API's answers the test asked for); no hostile payload ran."""
+    """No request beyond the server; no error logged but refused loads with the statuses in
+    ``refused`` (the API's answers the test asked for, at most one each); no hostile
+    payload ran. Chromium does not log every refused load: under load it was seen to log
+    two of three identical 403s, so fewer than asked for pass; anything else fails."""
     assert tab.off_origin() == []
     assert tab.aborted == []
-    # Chromium reports a refused load on the console apart from the response the page
-    # shows, so the last one may still be on its way: let Playwright deliver it.
-    for _ in range(100):
-        if len(tab.errors) >= len(refused):
-            break
-        tab.page.wait_for_timeout(50)
-    assert sorted(tab.errors) == sorted(
+    allowed = Counter(
         f"{REFUSED_LOAD} {status} ({HTTPStatus(status).phrase})" for status in refused
     )
+    logged = Counter(tab.errors)
+    assert logged <= allowed, (tab.errors, refused)
     assert tab.page.evaluate("window.__xss") is None
 
 
