@@ -36,8 +36,10 @@ from .driver import DriverStatement
 from .schema import memory_batches, memory_events
 from .unit_of_work import Tx
 
-#: A run's events in append order; built once, read by position (on PostgreSQL on the
-#: driver connection).
+# Statements built once (SQLAlchemy then reuses their compiled form and cache key).
+
+#: A run's events in append order, read by position (on PostgreSQL on the driver
+#: connection).
 _SELECT_EVENTS = DriverStatement(
     sa.select(
         memory_events.c.type,
@@ -52,6 +54,14 @@ _SELECT_EVENTS = DriverStatement(
     .order_by(memory_events.c.id)
 )
 
+#: An append's idempotency key as already accepted for the run, with its batch's digest.
+_SELECT_BATCH = sa.select(memory_batches.c.digest).where(
+    memory_batches.c.agent_id == sa.bindparam("agent_id"),
+    memory_batches.c.run_id == sa.bindparam("run_id"),
+    memory_batches.c.idempotency_key == sa.bindparam("idempotency_key"),
+)
+_INSERT_BATCH = memory_batches.insert()
+_INSERT_EVENTS = memory_events.insert()
 
 #: ``json.loads`` without its per-call argument checks (two per event read).
 _decode = json.JSONDecoder().decode
@@ -121,13 +131,8 @@ def append_memory_events(
 
     def operation(tx: Tx) -> None:
         _refuse_purged(tx, run_id)
-        accepted = tx.conn.execute(
-            sa.select(memory_batches.c.digest).where(
-                memory_batches.c.agent_id == agent_id,
-                memory_batches.c.run_id == run_id,
-                memory_batches.c.idempotency_key == key,
-            )
-        ).first()
+        batch = {"agent_id": agent_id, "run_id": run_id, "idempotency_key": key}
+        accepted = tx.conn.execute(_SELECT_BATCH, batch).first()
         if accepted is not None:
             if accepted.digest is not None and accepted.digest != digest:
                 raise EventConflictError(
@@ -136,16 +141,8 @@ def append_memory_events(
                     event_key=key,
                 )
             return
-        tx.conn.execute(
-            memory_batches.insert().values(
-                agent_id=agent_id,
-                run_id=run_id,
-                idempotency_key=key,
-                appended_at_ms=tx.now_ms,
-                digest=digest,
-            )
-        )
-        tx.conn.execute(memory_events.insert(), rows)
+        tx.conn.execute(_INSERT_BATCH, {**batch, "appended_at_ms": tx.now_ms, "digest": digest})
+        tx.conn.execute(_INSERT_EVENTS, rows)
 
     ctx.uow.write(operation)
 
