@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import ctypes.util
 import logging
 import os
 import platform
@@ -165,11 +164,8 @@ def limit_malloc_arenas() -> bool:
     os.environ["MALLOC_ARENA_MAX"] = str(MALLOC_ARENAS)  # read by glibc in each worker
     if platform.libc_ver()[0] != "glibc":
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return False
-    return bool(libc.mallopt(_M_ARENA_MAX, MALLOC_ARENAS))
+    # The running process's own symbols: glibc is loaded already, no library search.
+    return bool(ctypes.CDLL(None).mallopt(_M_ARENA_MAX, MALLOC_ARENAS))
 
 
 # --- connection bounds -------------------------------------------------------------------

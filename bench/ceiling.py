@@ -110,6 +110,20 @@ def connect(database_url: str) -> psycopg.Connection[tuple[Any, ...]]:
     return psycopg.connect(url.render_as_string(hide_password=False))
 
 
+def _record_params(record: Record) -> tuple[Any, ...]:
+    """A record's parameters in the order the one-statement functions take them (event
+    key, agent, session, turn, type, payload, timestamp)."""
+    return (
+        record.event_key,
+        record.agent_id,
+        record.session_id or None,
+        record.turn_id,
+        record.type,
+        record.payload,
+        to_millis(record.timestamp, "timestamp"),
+    )
+
+
 class CeilingStore:
     """The subset of ``Store``/``MemoryStore`` the benchmark drives, as raw transactions."""
 
@@ -175,17 +189,7 @@ class CeilingStore:
 
     def append_run_record(self, record: Record) -> str:
         """One statement in autocommit, as ``SqlStore`` sends it (no BEGIN, no COMMIT)."""
-        row = self._autocommit_one(
-            APPEND_RECORD,
-            record.run_id,
-            record.event_key,
-            record.agent_id,
-            record.session_id or None,
-            record.turn_id,
-            record.type,
-            record.payload,
-            to_millis(record.timestamp, "timestamp"),
-        )
+        row = self._autocommit_one(APPEND_RECORD, record.run_id, *_record_params(record))
         if row is None or row[0] == "refused":
             raise RuntimeError(f"the ceiling appends new records or exact retries only: {row}")
         return str(row[1])
@@ -223,13 +227,7 @@ class CeilingStore:
             ),
             None,
             now_millis(),
-            record.event_key,
-            record.agent_id,
-            record.session_id or None,
-            record.turn_id,
-            record.type,
-            record.payload,
-            to_millis(record.timestamp, "timestamp"),
+            *_record_params(record),
         )
         if row is None or row[0] == "refused":
             raise RuntimeError(f"the ceiling finishes running runs or exact retries only: {row}")
