@@ -220,7 +220,7 @@ def retention_run(
         raise typer.Exit(2)
     engine = create_engine(_database_url(database_url))
     try:
-        store = SqlStore(engine, limits=settings.limits())
+        store = SqlStore(engine, limits=settings.limits(), fast_path=settings.pg_fast_path)
         typer.echo(f"retention: {policy.describe()}")
         plan = store.retention_sweep(policy, dry_run=True)
         typer.echo(plan.summary())

@@ -92,6 +92,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             page_max=settings.page_max,
             page_byte_budget=settings.page_byte_budget,
             limits=settings.limits(),
+            fast_path=settings.pg_fast_path,
         )
         stop_watching = observability.watch(
             engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW

@@ -31,6 +31,11 @@ class Settings(BaseSettings):
         gt=0,
         description="Database connections per worker process, and as many database threads.",
     )
+    pg_fast_path: bool = Field(
+        default=True,
+        description="PostgreSQL: answer the common appends, starts and terminal writes with "
+        "one SQL function call (on), or send every write through the Python path (off).",
+    )
     page_max: int = Field(default=1000, gt=0, description="Largest page a list returns.")
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."

@@ -2,8 +2,8 @@
 
 On PostgreSQL a new run of any of the four starts (CONTRACT.md 3.3-3.6) is one statement,
 ``runtime_store_start_run`` (migration 0012); anything it refuses takes the ordinary
-transaction. This runs ``SqlStore``'s starts in one process with the statement switched on
-and off (``PostgresDialect.one_statement_writes``), in alternating cells of the same
+transaction. This runs ``SqlStore``'s starts in one process with the statement switched
+on and off (``SqlStore(fast_path=…)``), in alternating cells of the same
 sitting, so the two paths meet the same machine. Each thread starts runs in a session of
 its own, children under a running parent of its own.
 
@@ -23,7 +23,6 @@ from rich.console import Console
 from rich.table import Table
 
 from app.storage import SqlStore, create_engine
-from app.storage.dialects import PostgresDialect
 from app.storage.migrate import upgrade_schema
 from tests.contract.builders import (
     canceled_record,
@@ -97,20 +96,18 @@ def measure(
 ) -> dict[tuple[str, str, int], list[tuple[float, float]]]:
     """(kind, path, threads) → one (calls/s, CPU ms per call) per round."""
     engine = create_engine(database_url, pool_size=max(threads), max_overflow=0)
-    store = SqlStore(engine)
+    stores = {path: SqlStore(engine, fast_path=path == "one statement") for path in PATHS}
     figures: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
-    switched = PostgresDialect.one_statement_writes
     try:
         for _ in range(rounds):
             for path in PATHS:
-                PostgresDialect.one_statement_writes = path == "one statement"
+                store = stores[path]
                 for count in threads:
                     per_thread = [_starters(store) for _ in range(count)]
                     for kind in KINDS:
                         cell = _cell([starters[kind] for starters in per_thread], seconds)
                         figures.setdefault((kind, path, count), []).append(cell)
     finally:
-        PostgresDialect.one_statement_writes = switched
         engine.dispose()
     return figures
 

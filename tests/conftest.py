@@ -132,20 +132,25 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     return eng
 
 
-@pytest.fixture(params=["sqlite", "postgres", "http-sqlite", "http-postgres"])
+@pytest.fixture(params=["sqlite", "postgres", "postgres-python", "http-sqlite", "http-postgres"])
 def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
     """The store under test: the contract suite runs once per backend.
 
-    ``sqlite`` and ``postgres`` are the in-process ``SqlStore``; ``http-*`` is the real
-    ``HttpStore`` talking to a live ``runtime-store serve`` on that database.
+    ``sqlite`` and ``postgres`` are the in-process ``SqlStore``; ``postgres-python`` is
+    ``SqlStore`` on PostgreSQL with its SQL fast path off (``RUNTIME_STORE_PG_FAST_PATH=off``:
+    every write on the Python path); ``http-*`` is the real ``HttpStore`` talking to a live
+    ``runtime-store serve`` on that database.
     """
-    database = request.param.removeprefix("http-").removesuffix("-observed")
+    database = request.param.removeprefix("http-").removesuffix("-observed").removesuffix("-python")
     engine: Engine = request.getfixturevalue(f"{database}_engine")
     wipe(engine)
     if request.param.endswith("-observed"):
         with StatementObserver(engine) as observer:
             yield SqlStore(engine)
         observer.check()
+        return
+    if request.param.endswith("-python"):
+        yield SqlStore(engine, fast_path=False)
         return
     if request.param == database:
         yield SqlStore(engine)

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from app.storage.dialects import PostgresDialect
 from bench import append_cost, start_paths
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
@@ -179,7 +178,6 @@ def test_start_paths_measures_every_start_on_both_paths_and_leaves_no_database()
         for threads in (1, 2)
     }
     assert all(len(cells) == 2 and all(rate > 0 for rate, _ in cells) for cells in figures.values())
-    assert PostgresDialect.one_statement_writes
     assert _bench_databases(server) == before
 
 

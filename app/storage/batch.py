@@ -23,6 +23,7 @@ from runtime_store_client import (
     StoreError,
 )
 
+from . import fast_path
 from . import statements as st
 from .append_check import check_append, insert, result
 from .context import Context
@@ -82,7 +83,7 @@ def _prefetch(tx: Tx, run_id: str, keys: list[str]) -> None:
 def _append_in_one_statement(
     ctx: Context, run_id: str, checked: list[v.NewRecord]
 ) -> list[AppendResult] | None:
-    """The batch through ``Dialect.append_many``, each distinct key once: a key repeated
+    """The batch through ``fast_path.append_many``, each distinct key once: a key repeated
     with the same content is answered from its first occurrence; one repeated with other
     content is left to the transaction (``event_conflict`` in the contract's order)."""
     first: dict[str, int] = {}
@@ -96,7 +97,7 @@ def _append_in_one_statement(
         elif distinct[index] != rec:
             return None
         at.append(index)
-    answered = ctx.uow.statement(lambda tx: tx.dialect.append_many(tx, run_id, distinct))
+    answered = ctx.uow.statement(lambda tx: fast_path.append_many(tx, run_id, distinct))
     if answered is None:
         return None
     if len(distinct) == len(checked):
@@ -117,7 +118,7 @@ def _append_in_one_statement(
 def append_run_records(ctx: Context, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
     """Append a batch of ordinary records to one run, all or nothing (11.2)."""
     checked = _check_input(ctx, run_id, records)
-    if ctx.uow.dialect.one_statement_writes:
+    if ctx.uow.dialect.fast_path:
         # PostgreSQL: one round trip for the whole batch; anything the statement refuses
         # goes through the transaction below, which raises the error naming the record.
         found = _append_in_one_statement(ctx, run_id, checked)

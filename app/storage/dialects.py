@@ -25,24 +25,19 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from app.domain.payloads import RunCompletedPayload
-from app.domain.validation import NewRecord, NewRun, labels_json
-from runtime_store_client import AppendResult, RunStatus, SessionPurgedError, SessionStatus
+from runtime_store_client import SessionPurgedError
 
 from . import statements as st
 from .rows import (
-    NEW_RECORD_FIELDS,
     RUN_COLUMNS,
     RUN_MUTABLE,
     SESSION_MUTABLE,
     label_rows,
-    label_text,
     session_from_row,
     values_of,
 )
@@ -89,57 +84,12 @@ class Dialect(abc.ABC):
         """The run's row read without a lock, or ``None``; SQLite through SQLAlchemy."""
         return tx.conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
 
-    #: Whether ``append_one``, ``append_many``, ``start_run`` and ``finish_run`` can
-    #: answer their common paths in one statement (PostgreSQL).
-    one_statement_writes = False
+    #: Whether the common writes take PostgreSQL's fast path (``fast_path/``): SQL
+    #: functions answering in one round trip, or refusing to the Python path.
+    fast_path = False
     #: Whether reads run in autocommit (``UnitOfWork.read``): PostgreSQL at READ
     #: COMMITTED, where a read transaction is no snapshot, only two more round trips.
     reads_in_autocommit = False
-
-    def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:  # noqa: ARG002
-        """An ordinary append in one statement (``UnitOfWork.statement``): the result, or
-        ``None`` when the statement refused it and the ordinary transaction must decide.
-        SQLite has no such statement (``one_statement_writes`` is false): it always
-        refuses."""
-        return None
-
-    def append_many(
-        self,
-        tx: Tx,  # noqa: ARG002
-        run_id: str,  # noqa: ARG002
-        records: Sequence[NewRecord],  # noqa: ARG002
-    ) -> list[AppendResult] | None:
-        """A batch of one run's records with distinct event keys in one statement
-        (``UnitOfWork.statement``): the results in input order, or ``None`` when the
-        statement refused the batch and the ordinary transaction must decide. SQLite
-        always refuses (``one_statement_writes`` is false)."""
-        return None
-
-    def start_run(
-        self,
-        tx: Tx,  # noqa: ARG002
-        new: NewRun,  # noqa: ARG002
-        started: NewRecord,  # noqa: ARG002
-        link: NewRecord | None = None,  # noqa: ARG002
-    ) -> StartResults | None:
-        """A new run (a child with its ``link`` record on its parent) in an active session
-        or none, in one statement (``UnitOfWork.statement``): the records' results, or
-        ``None`` when the statement refused and the ordinary transaction must decide.
-        SQLite always refuses (``one_statement_writes`` is false)."""
-        return None
-
-    def finish_run(
-        self,
-        tx: Tx,  # noqa: ARG002
-        status: RunStatus,  # noqa: ARG002
-        record: NewRecord,  # noqa: ARG002
-        payload: RunCompletedPayload,  # noqa: ARG002
-    ) -> AppendResult | None:
-        """A terminal write (or its exact retry) in one statement (``UnitOfWork.statement``):
-        the record's result, or ``None`` when the statement refused and the ordinary
-        transaction must decide. SQLite always refuses (``one_statement_writes`` is
-        false)."""
-        return None
 
     def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
         """A sessionless run about to be written (a one-shot parent), its lock held; on
@@ -235,7 +185,13 @@ class SqliteDialect(Dialect):
 
 
 class PostgresDialect(Dialect):
+    """PostgreSQL. With ``fast_path`` off (``RUNTIME_STORE_PG_FAST_PATH=off``) every write
+    takes the Python path: the functions of ``fast_path/`` are never called."""
+
     name = "postgresql"
+
+    def __init__(self, *, fast_path: bool = True) -> None:
+        self.fast_path = fast_path
 
     def open_run(
         self, tx: Tx, run_id: str, event_key: str | None
@@ -279,109 +235,7 @@ class PostgresDialect(Dialect):
         """On the driver connection (reads of one run: ``load_run``, a page's run)."""
         return st.SELECT_RUN_DRIVER.first(tx.conn, {"run_id": run_id})
 
-    one_statement_writes = True
     reads_in_autocommit = True
-
-    def append_one(self, tx: Tx, record: NewRecord) -> AppendResult | None:
-        """``runtime_store_append_record`` (migration 0010): the lock, the run and the keyed
-        record, and the insert or the exact retry, in one round trip."""
-        row = st.APPEND_RECORD.first(tx.conn, values_of(record, NEW_RECORD_FIELDS))
-        return _one_statement_result(tx, record, row)
-
-    def append_many(
-        self, tx: Tx, run_id: str, records: Sequence[NewRecord]
-    ) -> list[AppendResult] | None:
-        """``runtime_store_append_records`` (migration 0011): the lock, the run, the stored
-        records under every key, and the inserts or the exact retries, in one round trip.
-        Every record carries the first one's agent and session (else the transaction
-        decides)."""
-        first = records[0]
-        if any(
-            rec.agent_id != first.agent_id or rec.session_id != first.session_id for rec in records
-        ):
-            return None
-        row = st.APPEND_RECORDS.first(
-            tx.conn,
-            {
-                "run_id": run_id,
-                "agent_id": first.agent_id,
-                "session_id": first.session_id or None,
-                "event_keys": [rec.event_key for rec in records],
-                "turn_ids": [rec.turn_id for rec in records],
-                "types": [rec.type for rec in records],
-                "payloads": [rec.payload for rec in records],
-                "timestamps_ms": [rec.timestamp_ms for rec in records],
-            },
-        )
-        if row is None or row.outcome != "done":
-            return None
-        if any(row.inserted):
-            tx.written.add((first.session_id, run_id))
-        status = None if row.session_status is None else SessionStatus(row.session_status)
-        return [
-            AppendResult(id=str(record_id), inserted=inserted, session_status=status)
-            for record_id, inserted in zip(row.record_ids, row.inserted, strict=True)
-        ]
-
-    def start_run(
-        self, tx: Tx, new: NewRun, started: NewRecord, link: NewRecord | None = None
-    ) -> StartResults | None:
-        """``runtime_store_start_run`` (migration 0012): the start's lock, the parent's
-        checks and the run's ID checked unused, then the link record, the run, its labels,
-        its record and the session's counter, in one round trip."""
-        labels = sorted(new.labels.items())
-        row = st.START_RUN.first(
-            tx.conn,
-            {
-                "run_id": new.run_id,
-                "agent_id": new.agent_id,
-                "session_id": new.session_id or None,
-                "parent_run_id": new.parent_run_id,
-                "started_at_ms": new.started_at_ms,
-                "labels": new.labels_json,
-                "label_keys": [label_text(key) for key, _ in labels],
-                "label_values": [label_text(value) for _, value in labels],
-                "now_ms": tx.now_ms,
-                "event_key": started.event_key,
-                "turn_id": started.turn_id,
-                "type": started.type,
-                "payload": started.payload,
-                "timestamp_ms": started.timestamp_ms,
-                "link_key": link and link.event_key,
-                "link_agent_id": link and link.agent_id,
-                "link_turn_id": link and link.turn_id,
-                "link_type": link and link.type,
-                "link_payload": link and link.payload,
-                "link_timestamp_ms": link and link.timestamp_ms,
-            },
-        )
-        if row is None or row.outcome != "inserted":
-            return None
-        status = None if row.session_status is None else SessionStatus(row.session_status)
-        tx.written.add((new.session_id, new.run_id))
-        linked = None
-        if link is not None:
-            tx.written.add((new.session_id, new.parent_run_id))
-            linked = AppendResult(id=str(row.link_record_id), inserted=True, session_status=status)
-        return StartResults(
-            started=AppendResult(id="1", inserted=True, session_status=status), linked=linked
-        )
-
-    def finish_run(
-        self, tx: Tx, status: RunStatus, record: NewRecord, payload: RunCompletedPayload
-    ) -> AppendResult | None:
-        """``runtime_store_finish_run`` (migration 0012): the writers' lock, the run and
-        the keyed record, the ``run_completed`` checks against the run, and the terminal
-        change with its record (or the exact retry's answer), in one round trip."""
-        params = values_of(record, NEW_RECORD_FIELDS)
-        params.update(
-            status=status.value,
-            labels=labels_json(payload.labels),
-            cancellation_reason=payload.cancellation_reason,
-            now_ms=tx.now_ms,
-        )
-        row = st.FINISH_RUN.first(tx.conn, params)
-        return _one_statement_result(tx, record, row)
 
     def begin_snapshot(self, conn: Connection) -> None:
         conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -450,38 +304,11 @@ class PostgresDialect(Dialect):
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class StartResults:
-    """What a start in one statement stored: the ``run_started`` record, and a child's
-    ``child_run_linked`` record on its parent."""
-
-    started: AppendResult
-    linked: AppendResult | None = None
-
-
-def _one_statement_result(tx: Tx, record: NewRecord, row: Any) -> AppendResult | None:
-    """The answer of a one-record function (``outcome``, ``record_id``,
-    ``session_status``): ``None`` when it refused."""
-    if row is None or row.outcome == "refused":
-        return None
-    if row.outcome == "inserted":
-        tx.written.add((record.session_id, record.run_id))
-    status = row.session_status
-    return AppendResult(
-        id=str(row.record_id),
-        inserted=row.outcome == "inserted",
-        session_status=None if status is None else SessionStatus(status),
-    )
-
-
-_DIALECTS: dict[str, Dialect] = {
-    dialect.name: dialect for dialect in (SqliteDialect(), PostgresDialect())
-}
-
-
-def dialect_of(engine: Engine) -> Dialect:
-    """The dialect strategy of an engine's database."""
-    try:
-        return _DIALECTS[engine.dialect.name]
-    except KeyError:
-        raise ValueError(f"runtime-store does not support {engine.dialect.name!r}") from None
+def dialect_of(engine: Engine, *, fast_path: bool = True) -> Dialect:
+    """The dialect strategy of an engine's database; ``fast_path=False`` keeps every write
+    of PostgreSQL on the Python path (SQLite has no fast path)."""
+    if engine.dialect.name == SqliteDialect.name:
+        return SqliteDialect()
+    if engine.dialect.name == PostgresDialect.name:
+        return PostgresDialect(fast_path=fast_path)
+    raise ValueError(f"runtime-store does not support {engine.dialect.name!r}")

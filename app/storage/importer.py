@@ -37,6 +37,7 @@ from sqlalchemy.engine import Connection
 
 from app.domain import payloads
 from app.domain import validation as v
+from app.domain.commands import check_terminal_against_run
 from app.domain.limits import Limits
 from app.domain.times import to_millis
 from runtime_store_client import (
@@ -60,7 +61,6 @@ from . import statements as st
 from .context import Context
 from .engine import WRITE_OPTION
 from .export import FORMAT, KEY_COLUMNS
-from .lifecycle import check_terminal_against_run
 from .memory import memory_row
 from .rows import (
     NEW_RECORD_FIELDS,
@@ -648,7 +648,9 @@ class _Import:
                     "on its line"
                 )
             terminal, _, payload = v.check_terminal(run.run_id, run.state.status, record)
-            check_terminal_against_run(run.state, terminal, payload)
+            check_terminal_against_run(
+                run.state.labels, run.state.cancellation_reason, terminal, payload
+            )
         run.expect_key("terminal_key", rec.event_key)
         run.status = run.state.status
 

@@ -9,12 +9,11 @@ change together with its record (and, for a suspension, the checkpoint).
 from __future__ import annotations
 
 from app.domain import validation as v
+from app.domain.commands import check_terminal_against_run
 from app.domain.payloads import RunCompletedPayload
 from runtime_store_client import (
     AppendResult,
-    CancellationReason,
     Checkpoint,
-    InvalidArgumentError,
     Record,
     RepairOutcome,
     RepairResult,
@@ -26,6 +25,7 @@ from runtime_store_client import (
     StoreError,
 )
 
+from . import fast_path
 from .append_check import check_append, insert, result
 from .context import Context
 from .rows import RunState, SessionState
@@ -134,21 +134,6 @@ def record_run_suspension(
     return ctx.uow.write(operation)
 
 
-def check_terminal_against_run(
-    run: RunState, terminal: RunStatus, payload: RunCompletedPayload
-) -> None:
-    """The ``run_completed`` rules that need the run (3.10); an import checks them too."""
-    if v.labels_json(payload.labels) != run.labels:
-        raise InvalidArgumentError("run_completed labels must equal the run's labels")
-    if terminal is RunStatus.CANCELED:
-        expected = run.cancellation_reason or CancellationReason.ENGINE_CANCELED.value
-        if payload.cancellation_reason != expected:
-            raise InvalidArgumentError(
-                f"run_completed cancellation reason must be {expected!r}, "
-                f"not {payload.cancellation_reason!r}"
-            )
-
-
 def _finish(
     tx: Tx, run: RunState, session: SessionState | None, terminal: RunStatus, rec: v.NewRecord
 ) -> AppendResult:
@@ -172,16 +157,16 @@ def record_run_terminal(
 ) -> AppendResult:
     """Finish a run: completed, failed or canceled, with its ``run_completed`` (3.10)."""
     terminal, rec, payload = _terminal_input(ctx, run_id, status, record)
-    if ctx.uow.dialect.one_statement_writes:
+    if ctx.uow.dialect.fast_path:
         # PostgreSQL: one round trip for the change and the exact retry; anything the
         # statement refuses goes through the transaction below, which raises the error.
-        found = ctx.uow.statement(lambda tx: tx.dialect.finish_run(tx, terminal, rec, payload))
+        found = ctx.uow.statement(lambda tx: fast_path.finish_run(tx, terminal, rec, payload))
         if found is not None:
             return found
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        check_terminal_against_run(run, terminal, payload)
+        check_terminal_against_run(run.labels, run.cancellation_reason, terminal, payload)
         return _finish(tx, run, session, terminal, rec)
 
     return ctx.uow.write(operation)
@@ -240,7 +225,7 @@ def repair_run_terminal(
 
     def operation(tx: Tx) -> RepairResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        check_terminal_against_run(run, terminal, payload)
+        check_terminal_against_run(run.labels, run.cancellation_reason, terminal, payload)
         if run.status is RunStatus.RUNNING:
             return _stored(run, _finish(tx, run, session, terminal, rec))
         if run.status is terminal and run.terminal_key == rec.event_key:

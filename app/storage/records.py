@@ -21,6 +21,7 @@ from app.domain import cursors
 from app.domain import validation as v
 from runtime_store_client import AppendResult, Page, Record, RunNotActiveError, UnavailableError
 
+from . import fast_path
 from .append_check import check_append, insert, result
 from .context import Context
 from .driver import DriverStatement
@@ -34,10 +35,10 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
     """Append an ordinary record to a running run (3.7)."""
     ctx.limits.check_record(record)
     rec = v.check_ordinary_record(record)
-    if ctx.uow.dialect.one_statement_writes:
+    if ctx.uow.dialect.fast_path:
         # PostgreSQL: one round trip for the insert and the exact retry; anything the
         # statement refuses goes through the transaction below, which raises the error.
-        found = ctx.uow.statement(lambda tx: tx.dialect.append_one(tx, rec))
+        found = ctx.uow.statement(lambda tx: fast_path.append_one(tx, rec))
         if found is not None:
             return found
 

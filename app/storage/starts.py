@@ -1,7 +1,7 @@
 """The four starts (CONTRACT.md 3.3-3.6) and continuation admission (3.13).
 
 Each start validates its input without state. On PostgreSQL a new run in an active session
-(or none) is then one statement (``Dialect.start_run``, migration 0012) that refuses
+(or none) is then one statement (``fast_path.start_run``, migration 0012) that refuses
 anything else. Otherwise, in one transaction, a start takes the lock that serialises it
 (the session's row for a sessionful start, the parent's row for a one-shot child), checks
 purge and continuation, answers an existing run ID as a retry (identity and remembered
@@ -31,9 +31,10 @@ from runtime_store_client import (
     SessionStatus,
 )
 
+from . import fast_path
 from .append_check import check_append, check_owner, expect_stored, insert
 from .context import Context
-from .dialects import StartResults
+from .fast_path import StartResults
 from .rows import RunState, SessionState
 from .sessions import not_found
 from .unit_of_work import Tx, purged_error
@@ -43,11 +44,11 @@ def _in_one_statement(
     ctx: Context, new: v.NewRun, started: v.NewRecord, link: v.NewRecord | None = None
 ) -> StartResults | None:
     """PostgreSQL: a new run in an active session (or none) in one round trip
-    (``Dialect.start_run``); ``None`` sends the start through its transaction, which
+    (``fast_path.start_run``); ``None`` sends the start through its transaction, which
     answers retries, stops in an ended session, continuations and every error."""
-    if not ctx.uow.dialect.one_statement_writes or new.predecessor_run_id:
+    if not ctx.uow.dialect.fast_path or new.predecessor_run_id:
         return None
-    return ctx.uow.statement(lambda tx: tx.dialect.start_run(tx, new, started, link))
+    return ctx.uow.statement(lambda tx: fast_path.start_run(tx, new, started, link))
 
 
 def _check_bounds(ctx: Context, run: RunStart, *records: Record) -> None:

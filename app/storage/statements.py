@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Final
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from .driver import DriverStatement
 from .rows import NEW_RECORD_FIELDS, PREFIXED_RECORD_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE
@@ -48,90 +47,6 @@ _RUN_AND_RECORD = (
         )
     )
     .where(runs.c.run_id == _P("run_id"))
-)
-#: PostgreSQL: an append in one statement (migration 0010), sent in autocommit.
-_APPEND = sa.func.runtime_store_append_record(
-    _P("run_id", type_=sa.Text()),
-    _P("event_key", type_=sa.Text()),
-    _P("agent_id", type_=sa.Text()),
-    _P("session_id", type_=sa.Text()),
-    _P("turn_id", type_=sa.Text()),
-    _P("type", type_=sa.Text()),
-    _P("payload", type_=sa.LargeBinary()),
-    _P("timestamp_ms", type_=sa.BigInteger()),
-).table_valued("outcome", "record_id", "session_status")
-APPEND_RECORD: Final = DriverStatement(
-    sa.select(_APPEND.c.outcome, _APPEND.c.record_id, _APPEND.c.session_status),
-    binary=("payload",),
-)
-#: PostgreSQL: a batch append in one statement (migration 0011), sent in autocommit; one
-#: array element per distinct event key of the batch, in input order.
-_APPEND_MANY = sa.func.runtime_store_append_records(
-    _P("run_id", type_=sa.Text()),
-    _P("agent_id", type_=sa.Text()),
-    _P("session_id", type_=sa.Text()),
-    _P("event_keys", type_=postgresql.ARRAY(sa.Text())),
-    _P("turn_ids", type_=postgresql.ARRAY(sa.Text())),
-    _P("types", type_=postgresql.ARRAY(sa.Text())),
-    _P("payloads", type_=postgresql.ARRAY(sa.LargeBinary())),
-    _P("timestamps_ms", type_=postgresql.ARRAY(sa.BigInteger())),
-).table_valued("outcome", "record_ids", "inserted", "session_status")
-APPEND_RECORDS: Final = DriverStatement(
-    sa.select(
-        _APPEND_MANY.c.outcome,
-        _APPEND_MANY.c.record_ids,
-        _APPEND_MANY.c.inserted,
-        _APPEND_MANY.c.session_status,
-    ),
-    binary=("event_keys", "turn_ids", "types", "payloads", "timestamps_ms"),
-)
-#: PostgreSQL: a start in an active session or none in one statement (migration 0012),
-#: sent in autocommit; the label rows' keys and values as two arrays (``rows.label_text``),
-#: the ``link_*`` values the child's ``child_run_linked`` record (all NULL for a root).
-_START = sa.func.runtime_store_start_run(
-    _P("run_id", type_=sa.Text()),
-    _P("agent_id", type_=sa.Text()),
-    _P("session_id", type_=sa.Text()),
-    _P("parent_run_id", type_=sa.Text()),
-    _P("started_at_ms", type_=sa.BigInteger()),
-    _P("labels", type_=sa.Text()),
-    _P("label_keys", type_=postgresql.ARRAY(sa.Text())),
-    _P("label_values", type_=postgresql.ARRAY(sa.Text())),
-    _P("now_ms", type_=sa.BigInteger()),
-    _P("event_key", type_=sa.Text()),
-    _P("turn_id", type_=sa.Text()),
-    _P("type", type_=sa.Text()),
-    _P("payload", type_=sa.LargeBinary()),
-    _P("timestamp_ms", type_=sa.BigInteger()),
-    _P("link_key", type_=sa.Text()),
-    _P("link_agent_id", type_=sa.Text()),
-    _P("link_turn_id", type_=sa.Text()),
-    _P("link_type", type_=sa.Text()),
-    _P("link_payload", type_=sa.LargeBinary()),
-    _P("link_timestamp_ms", type_=sa.BigInteger()),
-).table_valued("outcome", "link_record_id", "session_status")
-START_RUN: Final = DriverStatement(
-    sa.select(_START.c.outcome, _START.c.link_record_id, _START.c.session_status),
-    binary=("label_keys", "label_values", "payload", "link_payload"),
-)
-#: PostgreSQL: a terminal write in one statement (migration 0012), sent in autocommit.
-_FINISH = sa.func.runtime_store_finish_run(
-    _P("run_id", type_=sa.Text()),
-    _P("status", type_=sa.Text()),
-    _P("labels", type_=sa.Text()),
-    _P("cancellation_reason", type_=sa.Text()),
-    _P("now_ms", type_=sa.BigInteger()),
-    _P("event_key", type_=sa.Text()),
-    _P("agent_id", type_=sa.Text()),
-    _P("session_id", type_=sa.Text()),
-    _P("turn_id", type_=sa.Text()),
-    _P("type", type_=sa.Text()),
-    _P("payload", type_=sa.LargeBinary()),
-    _P("timestamp_ms", type_=sa.BigInteger()),
-).table_valued("outcome", "record_id", "session_status")
-FINISH_RUN: Final = DriverStatement(
-    sa.select(_FINISH.c.outcome, _FINISH.c.record_id, _FINISH.c.session_status),
-    binary=("payload",),
 )
 #: A run with the record stored under an event key (if any): the append check's one read.
 SELECT_RUN_AND_RECORD: Final = DriverStatement(_RUN_AND_RECORD)

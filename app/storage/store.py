@@ -74,8 +74,11 @@ class SqlStore:
         attempts: int = DEFAULT_ATTEMPTS,
         limits: Limits | None = None,
         purge_batch: int = DEFAULT_PURGE_BATCH,
+        fast_path: bool = True,
     ) -> None:
-        uow = UnitOfWork(engine, clock=clock, attempts=attempts)
+        """``fast_path=False``: every PostgreSQL write takes the Python path, never the
+        SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``)."""
+        uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         self._clock = clock
         self._ctx = Context(
             uow=uow,

@@ -267,10 +267,15 @@ class UnitOfWork:
     ``read``)."""
 
     def __init__(
-        self, engine: Engine, *, clock: Callable[[], int], attempts: int = DEFAULT_ATTEMPTS
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], int],
+        attempts: int = DEFAULT_ATTEMPTS,
+        fast_path: bool = True,
     ) -> None:
         self.engine = engine
-        self.dialect = dialect_of(engine)
+        self.dialect = dialect_of(engine, fast_path=fast_path)
         self._clock = clock
         self._attempts = attempts
         self._reads_in_autocommit: bool | None = None if self.dialect.reads_in_autocommit else False

@@ -27,7 +27,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine
-from app.storage.dialects import PostgresDialect
 from runtime_store_client import (
     EventConflictError,
     InvalidArgumentError,
@@ -349,12 +348,6 @@ def _rows(
     return out
 
 
-@pytest.fixture
-def transaction_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
-    """Switch PostgreSQL's one-statement writes off: every write takes its transaction."""
-    return lambda: monkeypatch.setattr(PostgresDialect, "one_statement_writes", False)
-
-
 def _child_of(parent: RunStart, **changes: Any) -> tuple[RunStart, Record, Record]:
     """A child start of ``parent``: the child, its link record, its started record."""
     child = run_start(
@@ -389,12 +382,13 @@ def test_a_root_start_is_one_round_trip_on_postgresql(single_connection: Engine)
 
 
 def test_a_root_start_in_one_statement_stores_what_its_transaction_stores(
-    single_connection: Engine, transaction_only: Callable[[], None]
+    single_connection: Engine,
 ) -> None:
     store = SqlStore(single_connection)
     labels = {"team": "a", "x": "y"}
     one = start_root(store, new_session(store).id, labels=labels).run
-    transaction_only()
+    # The fast path off: every write takes its transaction.
+    store = SqlStore(single_connection, fast_path=False)
     other = start_root(store, new_session(store).id, labels=labels).run
 
     assert _rows(single_connection, one.run_id) == _rows(single_connection, other.run_id)
@@ -479,13 +473,14 @@ def test_a_canceled_terminal_and_a_sessionless_one_are_one_round_trip(
 
 
 def test_a_terminal_write_in_one_statement_stores_what_its_transaction_stores(
-    single_connection: Engine, transaction_only: Callable[[], None]
+    single_connection: Engine,
 ) -> None:
     store = SqlStore(single_connection)
     runs = [start_root(store, new_session(store).id, labels={"k": "v"}).run for _ in range(2)]
     for index, run in enumerate(runs):
         if index == 1:
-            transaction_only()
+            # The fast path off: every write takes its transaction.
+            store = SqlStore(single_connection, fast_path=False)
         store.append_run_record(record(run, event_key="e1"))
         store.record_run_terminal(
             run.run_id, RunStatus.FAILED, terminal_record(run, RunStatus.FAILED)
@@ -578,7 +573,7 @@ def test_one_shot_starts_are_one_round_trip_on_postgresql(single_connection: Eng
 
 
 def test_child_starts_in_one_statement_store_what_their_transactions_store(
-    single_connection: Engine, transaction_only: Callable[[], None]
+    single_connection: Engine,
 ) -> None:
     store = SqlStore(single_connection)
     parents = [start_root(store, new_session(store).id).run for _ in range(2)]
@@ -586,7 +581,8 @@ def test_child_starts_in_one_statement_store_what_their_transactions_store(
     children = []
     for index in range(2):
         if index == 1:
-            transaction_only()
+            # The fast path off: every write takes its transaction.
+            store = SqlStore(single_connection, fast_path=False)
         child, link, started = _child_of(parents[index])
         store.start_child_run(child, link, started, canceled_record(child))
         store.start_one_shot_run(one_shots[index], started_record(one_shots[index]))

@@ -1,0 +1,42 @@
+"""PostgreSQL's fast path: the common writes answered by one SQL function call.
+
+An optimisation of the Python path, never a second home of a rule. Each function here
+takes the lock the Python path takes, reads what the Python path reads, and either writes
+exactly what the Python path would write for the *common* case (a new record on a running
+run, its exact retry, a new run in an active session, a terminal write) or writes nothing
+and answers ``refused``; the store then runs the ordinary transaction, which decides with
+the rules of ``app/domain`` and raises the contract's error. Values a rule computes (the
+run's labels as stored, the cancellation reasons a ``run_completed`` accepts) are computed
+in Python and passed in: the SQL only compares.
+
+* The source of each function is its ``.sql`` file in this folder. A migration freezes a
+  copy (it must never read these files: a later edit would change an old migration);
+  ``tests/storage/test_fast_path_source.py`` fails until the file, the latest migration's
+  copy and the function in a migrated database agree.
+* ``RUNTIME_STORE_PG_FAST_PATH=off`` (``SqlStore(fast_path=False)``) sends every write
+  through the Python path; the contract suite runs that way as a backend of its own, and
+  ``tests/storage/test_fast_path_differential.py`` runs random operation sequences both
+  ways and compares every answer and every row.
+"""
+
+from .calls import (
+    FUNCTIONS,
+    Outcome,
+    SqlFunction,
+    StartResults,
+    append_many,
+    append_one,
+    finish_run,
+    start_run,
+)
+
+__all__ = [
+    "FUNCTIONS",
+    "Outcome",
+    "SqlFunction",
+    "StartResults",
+    "append_many",
+    "append_one",
+    "finish_run",
+    "start_run",
+]
