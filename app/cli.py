@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import ipaddress
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-import yaml
 
 from app.domain.durations import format_duration, parse_duration
 from app.domain.tokens import Role, TokenError
 from app.observability.logs import LogFormat, LogLevel, default_format, log_config
-from app.observability.metrics import worker_metrics_directory
 from app.operator_cli import progress_bar, runs_cli, sessions_cli
-from app.settings import Settings
-from app.storage.engine import create_engine
-from app.storage.migrate import schema_is_current, upgrade_schema, upgrade_schema_exclusively
-from app.storage.tokens import Tokens
-from runtime_store_client import StoreError, UnavailableError
-from runtime_store_client.times import format_rfc3339
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+    from app.storage.tokens import Tokens
+
+# Building the command tree (and ``--help``) imports only the above: the settings, the
+# storage layer (SQLAlchemy, Alembic), the app (FastAPI) and the client package are
+# imported by the commands that use them (tests/test_cli_imports.py).
 
 # Plain help: typer's rich help shows every flag with a value type (``--json <bool>``).
 cli = typer.Typer(
@@ -41,6 +43,8 @@ cli.add_typer(retention_cli, name="retention")
 
 
 def _database_url(url: str | None) -> str:
+    from app.settings import Settings
+
     return url or Settings().database_url
 
 
@@ -62,6 +66,8 @@ def db_upgrade(
     ),
 ) -> None:
     """Apply every migration up to head."""
+    from app.storage.migrate import schema_is_current, upgrade_schema
+
     url = _database_url(database_url)
     upgrade_schema(url)
     ok, current, _ = schema_is_current(url)
@@ -77,6 +83,8 @@ def db_check(
     ),
 ) -> None:
     """Exit non-zero when the schema is not at head (a missing SQLite file is not created)."""
+    from app.storage.migrate import schema_is_current
+
     url = _database_url(database_url)
     missing = _missing_sqlite_file(url)
     if missing:
@@ -104,6 +112,10 @@ DatabaseUrl = Annotated[
 
 
 def _tokens(database_url: str | None) -> Tokens:
+    from app.settings import Settings
+    from app.storage.engine import create_engine
+    from app.storage.tokens import Tokens
+
     settings = Settings()
     key = settings.token_key.get_secret_value() if settings.token_key else None
     return Tokens(create_engine(_database_url(database_url)), key)
@@ -128,6 +140,8 @@ def tokens_create(
 def tokens_list(database_url: DatabaseUrl = None) -> None:
     """Name, role, creation and revocation of every token (never the secret); times as
     the API writes them (RFC 3339, UTC, milliseconds)."""
+    from runtime_store_client.times import format_rfc3339
+
     for info in _tokens(database_url).list():
         revoked = f"revoked {format_rfc3339(info.revoked_at)}" if info.revoked_at else "active"
         typer.echo(
@@ -206,15 +220,18 @@ def retention_run(
     that have no running run) are purged as `sessions purge` does, each exported to
     RUNTIME_STORE_RETENTION_ARCHIVE_DIR first if set; terminal sessionless runs last
     changed longer ago than RUNTIME_STORE_RETENTION_SESSIONLESS_RUNS are deleted, their
-    IDs kept reserved."""
-    from app.storage import SqlStore
+    IDs kept reserved; memory appended for runs that do not exist is deleted once all of
+    it is older than RUNTIME_STORE_RETENTION_ORPHAN_MEMORY."""
+    from app.settings import Settings
+    from app.storage import SqlStore, create_engine
 
     settings = Settings()
     policy = settings.retention_policy()
     if policy.keeps_everything:
         typer.echo(
-            "nothing to sweep: set RUNTIME_STORE_RETENTION_ENDED_SESSIONS and/or "
-            "RUNTIME_STORE_RETENTION_SESSIONLESS_RUNS (e.g. 30d, 7d)",
+            "nothing to sweep: set RUNTIME_STORE_RETENTION_ENDED_SESSIONS, "
+            "RUNTIME_STORE_RETENTION_SESSIONLESS_RUNS and/or "
+            "RUNTIME_STORE_RETENTION_ORPHAN_MEMORY (e.g. 30d, 7d)",
             err=True,
         )
         raise typer.Exit(2)
@@ -224,13 +241,13 @@ def retention_run(
         typer.echo(f"retention: {policy.describe()}")
         plan = store.retention_sweep(policy, dry_run=True)
         typer.echo(plan.summary())
-        if dry_run or not (plan.sessions or plan.runs):
+        if dry_run or not plan.items:
             return
         with store.retention_exclusive() as mine:
             if not mine:
                 typer.echo("another sweep is running (a replica's --retention-interval?)", err=True)
                 raise typer.Exit(1)
-            total = plan.sessions + plan.runs
+            total = plan.items
             with progress_bar("sweeping", total, items=True) as advance:
                 done = store.retention_sweep(
                     policy, progress=lambda _kind, items, _records: advance(items)
@@ -257,7 +274,10 @@ def openapi(
 
 def openapi_yaml() -> str:
     """The OpenAPI document of the app, as the YAML text committed at the repository root."""
+    import yaml
+
     from app.main import create_app
+    from app.settings import Settings
 
     document = create_app(Settings(database_url="sqlite://")).openapi()
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
@@ -277,6 +297,8 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
     is set (app/api/auth.py); refuse a setup that would serve open by mistake, and store
     the bootstrap admin token."""
     from app.api.auth import tokens_without_key
+    from app.storage.engine import create_engine
+    from app.storage.tokens import Tokens
 
     key = settings.token_key.get_secret_value() if settings.token_key else None
     engine = create_engine(settings.database_url, pool_size=1)
@@ -325,6 +347,8 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
 
 def _active_or_none(tokens: Tokens) -> int | None:
     """How many tokens are active; ``None`` while the database does not answer."""
+    from runtime_store_client import UnavailableError
+
     try:
         return tokens.active_count()
     except UnavailableError:
@@ -392,10 +416,22 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
             show_default=False,
         ),
     ] = None,
+    worker_start_timeout: Annotated[
+        int | None,
+        typer.Option(
+            "--worker-start-timeout",
+            envvar="RUNTIME_STORE_WORKER_START_TIMEOUT_SECONDS",
+            min=1,
+            help="Seconds a new worker may take to start serving before it is replaced "
+            "(default 90); health checks do not kill a worker that is starting.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
     import os
 
+    from app.observability.metrics import worker_metrics_directory
     from app.serving import (
         BoundedConfig,
         ConnectionBounds,
@@ -406,6 +442,8 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         serve_one_socket,
         serve_workers,
     )
+    from app.settings import Settings
+    from app.storage.migrate import schema_is_current, upgrade_schema_exclusively
 
     if retention_interval:
         try:
@@ -465,12 +503,15 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
     limit_malloc_arenas()
     config = BoundedConfig("app.main:create_app_from_environment", bounds, **options)
     # Several workers keep their metrics in files of one directory (made and removed here).
+    # A starting worker is waited for this long (its imports may take seconds on a loaded
+    # machine); then replaced. Failed starts in a row stop serve (app/serving.py).
+    start_timeout = worker_start_timeout or settings.worker_start_timeout_seconds
     with worker_metrics_directory(workers):
         if workers > 1 and reuse_port_available():
             # One socket per worker: the kernel spreads connections evenly (app/serving.py).
-            serve_workers(config)
+            serve_workers(config, start_timeout)
         else:
-            serve_one_socket(config)
+            serve_one_socket(config, start_timeout)
 
 
 def _announce_retention(settings: Settings) -> None:
@@ -491,24 +532,50 @@ def _announce_retention(settings: Settings) -> None:
 EXIT_DATABASE = 2
 
 
+@contextmanager
+def _database_errors() -> Iterator[None]:
+    """The storage layer's ``database_errors`` (SQLAlchemy's errors as a ``DatabaseError``),
+    imported only when a command that used the database fails."""
+    try:
+        yield
+    except Exception:
+        if "sqlalchemy" not in sys.modules:
+            raise
+        from app.storage.engine import database_errors
+
+        with database_errors():
+            raise
+
+
+def _one_line(exc: Exception) -> str | None:
+    """The line that says why a command could not use its database, if that is why."""
+    if "app.storage.engine" in sys.modules:
+        from app.storage.engine import DatabaseError
+
+        if isinstance(exc, DatabaseError):
+            return f"error: the database cannot be used: {exc}"
+    if "runtime_store_client" in sys.modules:
+        from runtime_store_client import StoreError
+
+        if isinstance(exc, StoreError):  # e.g. ``unavailable`` from the token store's retries
+            return f"error: {exc.code}: {exc.message}"
+    if isinstance(exc, ModuleNotFoundError):
+        return (
+            f"error: the database URL needs the driver {exc.name!r}, which is not installed "
+            "(runtime-store speaks sqlite:/// and postgresql://)"
+        )
+    return None
+
+
 def main() -> None:
     """The ``runtime-store`` command: every failure to use the database is one line on
     stderr and exit 2, never a traceback (the operator commands have their own codes)."""
-    from app.storage.engine import DatabaseError, database_errors
-
     try:
-        with database_errors():
+        with _database_errors():
             cli()
-    except DatabaseError as exc:
-        typer.echo(f"error: the database cannot be used: {exc}", err=True)
-        raise SystemExit(EXIT_DATABASE) from None
-    except StoreError as exc:  # e.g. ``unavailable`` from the token store's retries
-        typer.echo(f"error: {exc.code}: {exc.message}", err=True)
-        raise SystemExit(EXIT_DATABASE) from None
-    except ModuleNotFoundError as exc:
-        typer.echo(
-            f"error: the database URL needs the driver {exc.name!r}, which is not installed "
-            "(runtime-store speaks sqlite:/// and postgresql://)",
-            err=True,
-        )
+    except Exception as exc:
+        line = _one_line(exc)
+        if line is None:
+            raise
+        typer.echo(line, err=True)
         raise SystemExit(EXIT_DATABASE) from None

@@ -18,8 +18,11 @@ from fastapi_offline import FastAPIOffline
 from .api.auth import AuthMode
 from .api.body_limit import IMPORT_ROUTE, BodySizeLimit
 from .api.docs import DocsSecurityHeaders
+from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
-from .api.offload import Offload
+from .api.host_check import HostCheck, allowed_names
+from .api.nosniff import NoSniff
+from .api.offload import CancelOnDisconnect, Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcripts
@@ -80,7 +83,10 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         # One connection per database thread (and a few for readiness checks): a store call
         # never waits for a connection, and no connection is opened and closed per call.
         engine = create_engine(
-            settings.database_url, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
+            settings.database_url,
+            pool_size=settings.db_pool_size,
+            max_overflow=DB_POOL_OVERFLOW,
+            read_timeout_seconds=settings.read_timeout_seconds,
         )
         app.state.engine = engine
         app.state.offload = Offload(settings.db_pool_size)
@@ -155,15 +161,20 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         app.include_router(metrics_router)
     app.state.metrics_open_to_loopback = settings.metrics_open_to_loopback
     install_problem_handlers(app)
+    app.add_middleware(CancelOnDisconnect)  # innermost: store calls end with their client
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,
         streamed={IMPORT_ROUTE: settings.max_import_bytes},
     )
+    app.add_middleware(ExactPath)  # routes on the raw path: %2F stays in its segment
     app.add_middleware(UnexpectedErrors)
     app.add_middleware(DocsSecurityHeaders)
+    if settings.token_key is None:  # open: loopback Hosts only (DNS rebinding)
+        app.add_middleware(HostCheck, allowed=allowed_names(settings.allowed_hosts))
     observability.install(app)  # request metrics and the access line; server spans
     app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(NoSniff)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -11,6 +11,7 @@ refused token), 2 for a bad command line, 3 when the service cannot be reached.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import sys
@@ -18,36 +19,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TransferSpeedColumn,
-)
-from rich.table import Table
 
-from runtime_store_client import (
-    HttpStore,
-    Record,
-    RunMeta,
-    RunPage,
-    RunStatus,
-    Session,
-    SessionPage,
-    SessionStatus,
-    StoreError,
-    UnavailableError,
-)
-from runtime_store_client.http import RecordTail
-from runtime_store_client.times import format_rfc3339, parse_rfc3339
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runtime_store_client import HttpStore, Record, RunMeta, RunPage, Session, SessionPage
+    from runtime_store_client.http import RecordTail
+
+# Building these commands (and their ``--help``) imports neither the client package (httpx,
+# aiohttp) nor rich: each command imports them when it runs.
 
 T = TypeVar("T")
 
@@ -77,11 +60,31 @@ Limit = Annotated[int, typer.Option("--limit", min=1, help="Items per page.")]
 Cursor = Annotated[str, typer.Option("--cursor", help="Continue from a previous page.")]
 
 
+class SessionStatusOption(enum.StrEnum):
+    """``--status`` of ``sessions list``: the client's ``SessionStatus`` values (the client
+    package is not imported to build the command; tests/test_operator_cli.py compares)."""
+
+    ACTIVE = "active"
+    ENDED = "ended"
+
+
+class RunStatusOption(enum.StrEnum):
+    """``--status`` of ``runs list``: the client's ``RunStatus`` values."""
+
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
 # --- plumbing ---------------------------------------------------------------------------
 
 
 def _console() -> Console:
     """A terminal's width on a terminal; piped, never cut or wrap a value."""
+    from rich.console import Console
+
     return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 100_000)
 
 
@@ -93,6 +96,8 @@ def _fail(message: str, code: int) -> typer.Exit:
 @contextmanager
 def _service(url: str, token: str | None, deadline: float = 10.0) -> Iterator[HttpStore]:
     """The client, with every failure turned into one line and an exit code."""
+    from runtime_store_client import HttpStore, StoreError, UnavailableError
+
     try:
         with HttpStore(url, token=token, retries=1, deadline=deadline) as store:
             yield store
@@ -113,6 +118,8 @@ def parse_when(text: str | None, option: str) -> datetime | None:
         delta = timedelta(**{_UNITS[age.group(2)]: int(age.group(1))})
         now = datetime.now(UTC)
         return (now - delta).replace(microsecond=now.microsecond // 1000 * 1000)
+    from runtime_store_client.times import parse_rfc3339
+
     try:
         return parse_rfc3339(text)
     except ValueError as exc:
@@ -120,6 +127,8 @@ def parse_when(text: str | None, option: str) -> datetime | None:
 
 
 def _time(value: datetime | None) -> str:
+    from runtime_store_client.times import format_rfc3339
+
     return "" if value is None else format_rfc3339(value)
 
 
@@ -188,6 +197,8 @@ def _print(
             for item in page:
                 sys.stdout.write(json.dumps(to_json(item), ensure_ascii=False) + "\n")
         return
+    from rich.table import Table
+
     table = Table(*columns, box=None, header_style="bold")
     for page in pages:
         for item in page:
@@ -237,7 +248,8 @@ def sessions_list(  # noqa: PLR0913, PLR0917 - one option per filter
     url: Url = DEFAULT_URL,
     token: Token = None,
     status: Annotated[
-        list[SessionStatus] | None, typer.Option("--status", help="active or ended (repeatable).")
+        list[SessionStatusOption] | None,
+        typer.Option("--status", help="active or ended (repeatable)."),
     ] = None,
     created_after: Annotated[
         str | None, typer.Option(help="Created at or after (RFC 3339 or an age: 1h).")
@@ -249,13 +261,16 @@ def sessions_list(  # noqa: PLR0913, PLR0917 - one option per filter
     as_json: AsJson = False,
 ) -> None:
     """Sessions, newest first (purged ones never)."""
+    from runtime_store_client import SessionStatus
+
+    statuses = [SessionStatus(value) for value in status or ()]
     after = parse_when(created_after, "--created-after")
     before = parse_when(created_before, "--created-before")
     with _service(url, token) as store:
 
         def fetch(at: str) -> tuple[list[Session], str]:
             page: SessionPage = store.list_sessions(
-                statuses=status or (),
+                statuses=statuses,
                 created_after=after,
                 created_before=before,
                 cursor=at,
@@ -287,6 +302,8 @@ def sessions_show(
         document = {**session_json(session), "runs": [run_json(run) for run in runs]}
         sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
         return
+    from rich.table import Table
+
     console = _console()
     console.print(
         f"[bold]{session.id}[/bold]  {session.status.value}  created {_time(session.created_at)}"
@@ -367,6 +384,18 @@ def progress_bar(
     if not sys.stderr.isatty():
         yield _unseen
         return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TransferSpeedColumn,
+    )
+
     columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
     if total:
         columns.append(BarColumn())
@@ -446,7 +475,7 @@ def runs_list(  # noqa: PLR0913, PLR0917 - one option per filter of CONTRACT.md 
     url: Url = DEFAULT_URL,
     token: Token = None,
     status: Annotated[
-        list[RunStatus] | None, typer.Option("--status", help="Run status (repeatable).")
+        list[RunStatusOption] | None, typer.Option("--status", help="Run status (repeatable).")
     ] = None,
     agent: Annotated[str, typer.Option("--agent", help="Only runs of this agent.")] = "",
     session: Annotated[str, typer.Option("--session", help="Only runs of this session.")] = "",
@@ -464,6 +493,9 @@ def runs_list(  # noqa: PLR0913, PLR0917 - one option per filter of CONTRACT.md 
     as_json: AsJson = False,
 ) -> None:
     """Runs of every session and sessionless runs, newest first."""
+    from runtime_store_client import RunStatus
+
+    statuses = [RunStatus(value) for value in status or ()]
     labels = _label_filters(label or [])
     after = parse_when(started_after, "--started-after")
     before = parse_when(started_before, "--started-before")
@@ -471,7 +503,7 @@ def runs_list(  # noqa: PLR0913, PLR0917 - one option per filter of CONTRACT.md 
 
         def fetch(at: str) -> tuple[list[RunMeta], str]:
             page = store.search_runs(
-                statuses=status or (),
+                statuses=statuses,
                 agent_id=agent,
                 session_id=session,
                 parent_run_id=parent,
@@ -497,6 +529,8 @@ def runs_show(
     if as_json:
         sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
         return
+    from rich.table import Table
+
     table = Table(box=None, show_header=False)
     for key, value in document.items():
         table.add_row(key, _labels(value) if isinstance(value, dict) else str(value))

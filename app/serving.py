@@ -7,7 +7,10 @@ others idle. Here the parent binds one listening socket per worker on the same a
 with ``SO_REUSEPORT``, and the kernel spreads new connections over them. Each worker
 serves its own socket; a replacement for a dead worker takes over the same socket, so
 connections that queued on it meanwhile are served, not lost. The supervision (health
-checks, restarts, signals) is uvicorn's ``Multiprocess``.
+checks, restarts, signals) is uvicorn's ``Multiprocess``, except at start: a starting worker
+is given a start-up timeout instead of the health check's 5 s (a loaded machine may take
+longer than that to import the app), and failed starts in a row stop the service
+(``SpreadWorkers``).
 
 Every worker also bounds its connections (``BoundedHttpToolsProtocol``, docs/reliability.md
 "Connection bounds"): request headers must arrive within a deadline, a request body within
@@ -20,32 +23,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import logging
 import os
+import pickle
 import platform
 import resource
 import socket
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
-from uvicorn._types import ASGI3Application
 from uvicorn.config import STARTUP_FAILURE, Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import Server, ServerState
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
-from app.api.body_limit import IMPORT_ROUTE
-from app.api.problems import RETRY_AFTER_SECONDS, problem_response
-from app.api.request_id import HEADER as REQUEST_ID_HEADER
-from app.api.request_id import RequestIdMiddleware, request_id_of
-from app.observability.metrics import forget_worker
-from runtime_store_client import UnavailableError
+if TYPE_CHECKING:
+    from starlette.responses import Response
+    from starlette.types import Receive, Scope, Send
+    from uvicorn._types import ASGI3Application
+
+# A worker process starts by importing this module (it unpickles its ``BoundedConfig`` and
+# its ``Worker``) and answers the supervisor's health checks only afterwards: everything of
+# the app (FastAPI, SQLAlchemy, the client package) is imported where it is used, so that
+# this takes a fraction of a second even on a loaded machine (``Worker``).
 
 log = logging.getLogger("uvicorn.error")
 
@@ -75,29 +80,123 @@ def bind_worker_sockets(host: str, port: int, count: int, backlog: int) -> list[
     return sockets
 
 
-class SpreadWorkers(Multiprocess):
-    """``Multiprocess`` where worker ``i`` always serves ``worker_sockets[i]``."""
+#: Seconds a new worker may take to start serving (import, app, lifespan) before it is
+#: replaced (``RUNTIME_STORE_WORKER_START_TIMEOUT_SECONDS``).
+DEFAULT_START_TIMEOUT_SECONDS: Final = 90
+#: Worker starts that fail in a row (a worker dies, or is not ready in time, before it
+#: serves; no start succeeds in between) after which ``serve`` stops instead of retrying.
+CRASH_LOOP_STARTS: Final = 5
+#: Tests only: a worker sleeps this many seconds before it answers health checks, as one
+#: still importing on a loaded machine does.
+TEST_START_DELAY_ENV: Final = "RUNTIME_STORE_TEST_WORKER_START_DELAY"
+#: Tests only: a worker exits with this status as it starts, as one that crashes does.
+TEST_START_EXIT_ENV: Final = "RUNTIME_STORE_TEST_WORKER_START_EXIT"
 
-    def __init__(self, config: Config, worker_sockets: list[socket.socket]) -> None:
+
+class Worker(Process):
+    """uvicorn's worker process, with its start watched by the supervisor.
+
+    A new worker answers health checks only once it has imported what it needs to unpickle
+    (this module) and it is ``ready`` once its server serves. Until then the supervisor
+    asks without waiting (``poll_ready``), one question at a time, and gives it
+    ``start_timeout`` seconds instead of the health check's few.
+    """
+
+    def __init__(self, config: Config, sockets: list[socket.socket]) -> None:
+        super().__init__(config, sockets)
+        self.started_at = 0.0
+        self.ready = False
+        self._asked = False
+
+    def start(self) -> None:
+        self.started_at = time.monotonic()
+        super().start()
+
+    def starting_for(self) -> float:
+        """Seconds since this worker was started."""
+        return time.monotonic() - self.started_at
+
+    def poll_ready(self) -> bool:
+        """Whether the worker's server serves, without waiting for its answer: a ping is
+        sent unless one is unanswered, and an answer that arrived is read."""
+        if self.ready:
+            return True
+        try:
+            if not self._asked:
+                self.parent_conn.send(b"ping")
+                self._asked = True
+            if self.parent_conn.poll(0):
+                self._asked = False
+                self.ready = bool(self.parent_conn.recv())
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return False
+        return self.ready
+
+    def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover
+        """In the worker process: uvicorn's, after the tests' start-up hooks."""
+        delay = os.environ.get(TEST_START_DELAY_ENV)
+        if delay:
+            time.sleep(float(delay))
+        exit_status = os.environ.get(TEST_START_EXIT_ENV)
+        if exit_status:
+            sys.exit(int(exit_status))
+        super().target(sockets)
+
+
+class SpreadWorkers(Multiprocess):
+    """``Multiprocess`` where worker ``i`` always serves ``worker_sockets[i]`` (all the same
+    socket when there is one for all), with a start-up timeout and a crash-loop stop.
+
+    * A worker that is starting (not yet serving) is given ``start_timeout`` seconds, not
+      the health check's 5: on a loaded machine its imports alone may take longer. Past
+      the timeout it is logged (``worker [pid] not ready within N s``) and replaced.
+    * A serving worker that dies or misses a health check is replaced, as in uvicorn.
+    * ``CRASH_LOOP_STARTS`` failed starts in a row (no worker became ready in between)
+      stop the service with one error line; ``failed`` is then set (as when a worker's
+      lifespan fails: uvicorn's ``STARTUP_FAILURE``), and ``serve_workers`` exits non-zero.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        worker_sockets: list[socket.socket],
+        start_timeout: float = DEFAULT_START_TIMEOUT_SECONDS,
+    ) -> None:
         super().__init__(config, sockets=[])
         self.worker_sockets = worker_sockets
         self.processes_num = len(worker_sockets)
+        self.start_timeout = start_timeout
+        self.failed_starts = 0
+        self.failed = False
+        self.processes: list[Worker] = []  # type: ignore[assignment]
 
-    def _new(self, index: int) -> Process:
-        process = Process(self.config, [self.worker_sockets[index]])
+    def _new(self, index: int) -> Worker:
+        process = Worker(self.config, [self.worker_sockets[index]])
         process.start()
         return process
 
     def init_processes(self) -> None:
         self.processes = [self._new(index) for index in range(self.processes_num)]
 
+    def _wait_until_ready(self, process: Worker) -> bool:
+        """Whether ``process`` serves within the start-up timeout (not on exit or death)."""
+        while process.starting_for() < self.start_timeout:
+            if self.should_exit.is_set() or not process.process.is_alive():
+                return False
+            if process.poll_ready():
+                return True
+            time.sleep(0.1)
+        return False
+
     def restart_all(self) -> None:
         """As uvicorn's: each replacement serves before the worker it replaces is retired."""
+        from app.observability.metrics import forget_worker
+
         for index, old in enumerate(self.processes):
             if self.should_exit.is_set():
                 return
             new = self._new(index)
-            if not new.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
+            if not self._wait_until_ready(new):
                 new.kill()
                 new.join()
                 forget_worker(new.pid)
@@ -110,23 +209,57 @@ class SpreadWorkers(Multiprocess):
             self.processes[index] = new
 
     def keep_subprocess_alive(self) -> None:
-        """As uvicorn's, except that a replacement takes over its predecessor's socket."""
-        if self.should_exit.is_set():
-            return
+        """As uvicorn's, except that a replacement takes over its predecessor's socket, a
+        starting worker is given the start-up timeout, and a crash loop stops."""
         for index, process in enumerate(self.processes):
-            if process.is_alive(timeout=self.config.timeout_worker_healthcheck):
-                continue
-            process.kill()
-            process.join()
-            forget_worker(process.pid)
-            if process.exitcode == STARTUP_FAILURE:
-                log.error(f"worker [{process.pid}] failed to start, stopping")
-                self.should_exit.set()
-                return
             if self.should_exit.is_set():
                 return
+            if not process.ready and process.process.is_alive():
+                if process.poll_ready():
+                    self.failed_starts = 0
+                    continue
+                if process.starting_for() < self.start_timeout:
+                    continue  # still starting: no health check kills it
+                self._replace(index, process, hung=True)
+            elif not process.is_alive(timeout=self.config.timeout_worker_healthcheck):
+                self._replace(index, process, hung=False)
+
+    def _replace(self, index: int, process: Worker, *, hung: bool) -> None:
+        """Retire ``process`` (dead, hung at start, or not answering) and start another in
+        its place, unless the service stops."""
+        from app.observability.metrics import forget_worker
+
+        process.kill()
+        process.join()
+        forget_worker(process.pid)
+        if process.exitcode == STARTUP_FAILURE:
+            log.error(f"worker [{process.pid}] failed to start, stopping")
+            self._stop_failed()
+            return
+        if self.should_exit.is_set():
+            return
+        if process.ready:
             log.info(f"worker [{process.pid}] died; starting its replacement")
-            self.processes[index] = self._new(index)
+        else:
+            self.failed_starts += 1
+            ended = (
+                f"not ready within {self.start_timeout:g} s"
+                if hung
+                else f"{_ended(process)} while starting"
+            )
+            if self.failed_starts >= CRASH_LOOP_STARTS:
+                log.error(
+                    f"worker [{process.pid}] {ended}: {self.failed_starts} worker starts in "
+                    "a row failed, stopping"
+                )
+                self._stop_failed()
+                return
+            log.error(f"worker [{process.pid}] {ended}; starting its replacement")
+        self.processes[index] = self._new(index)
+
+    def _stop_failed(self) -> None:
+        self.failed = True
+        self.should_exit.set()
 
     def handle_ttin(self) -> None:
         log.info("SIGTTIN ignored: the worker count is fixed at start (one socket each)")
@@ -135,14 +268,30 @@ class SpreadWorkers(Multiprocess):
         log.info("SIGTTOU ignored: the worker count is fixed at start (one socket each)")
 
 
-def serve_workers(config: Config) -> None:
-    """Run ``config.workers`` workers on their own ``SO_REUSEPORT`` sockets until a signal."""
+def _ended(process: Process) -> str:
+    """How a dead worker ended: its exit status or its signal."""
+    code = process.exitcode
+    if code is None:
+        return "ended"
+    return f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+
+
+def serve_workers(config: Config, start_timeout: float = DEFAULT_START_TIMEOUT_SECONDS) -> None:
+    """Run ``config.workers`` workers on their own ``SO_REUSEPORT`` sockets until a signal;
+    exit with uvicorn's ``STARTUP_FAILURE`` status when the workers cannot start."""
     sockets = bind_worker_sockets(config.host, config.port, config.workers, config.backlog)
     try:
-        SpreadWorkers(config, sockets).run()
+        _supervise(config, sockets, start_timeout)
     finally:
         for sock in sockets:
             sock.close()
+
+
+def _supervise(config: Config, sockets: list[socket.socket], start_timeout: float) -> None:
+    supervisor = SpreadWorkers(config, sockets, start_timeout)
+    supervisor.run()
+    if supervisor.failed:
+        sys.exit(STARTUP_FAILURE)
 
 
 # --- memory ------------------------------------------------------------------------------
@@ -218,6 +367,11 @@ class BoundedConfig(Config):
 
 
 async def _refuse_over_capacity(scope: Scope, receive: Receive, send: Send) -> None:
+    from starlette.requests import Request
+
+    from app.api.problems import RETRY_AFTER_SECONDS, problem_response
+    from runtime_store_client import UnavailableError
+
     response = problem_response(
         Request(scope),
         code=UnavailableError.default_code,
@@ -227,8 +381,19 @@ async def _refuse_over_capacity(scope: Scope, receive: Receive, send: Send) -> N
     await response(scope, receive, send)
 
 
-#: The app that answers every request of a connection beyond the cap.
-REFUSE_OVER_CAPACITY = cast(ASGI3Application, RequestIdMiddleware(_refuse_over_capacity))
+@functools.cache
+def refuse_over_capacity() -> ASGI3Application:
+    """The app that answers every request of a connection beyond the cap."""
+    from app.api.request_id import RequestIdMiddleware
+
+    return cast("ASGI3Application", RequestIdMiddleware(_refuse_over_capacity))
+
+
+@functools.cache
+def _import_route() -> tuple[str, str]:
+    from app.api.body_limit import IMPORT_ROUTE
+
+    return IMPORT_ROUTE
 
 
 def _http11(response: Response) -> bytes:
@@ -281,7 +446,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         seconds = self.bounds.header_timeout_seconds
         if refused:
-            self.app = REFUSE_OVER_CAPACITY
+            self.app = refuse_over_capacity()
             seconds = min(seconds, REFUSAL_HEADER_SECONDS)
         self.header_deadline = self.loop.call_later(seconds, self._headers_timed_out)
 
@@ -303,7 +468,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().on_headers_complete()
         # A session import's body is read as it is imported: it must keep arriving, at most
         # the body timeout between two chunks, however long the whole takes.
-        self.body_streamed = (self.scope.get("method"), self.scope.get("path")) == IMPORT_ROUTE
+        self.body_streamed = (self.scope.get("method"), self.scope.get("path")) == _import_route()
         self.body_deadline = self.loop.call_later(
             self.bounds.body_timeout_seconds, self._body_timed_out
         )
@@ -325,6 +490,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to bytes that are not an HTTP/1.1 request (an unknown method such
         as ``curl -X FOO``, a broken request line or header): a problem like every error."""
+        from starlette.requests import Request
+
+        from app.api.problems import problem_response
+        from app.api.request_id import HEADER as REQUEST_ID_HEADER
+
         request_id = uuid.uuid4().hex
         scope = {"type": "http", "headers": [], "state": {"request_id": request_id}}
         response = problem_response(
@@ -361,6 +531,12 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             # any, is dropped; this one is written in its place.
             cycle.disconnected = True
             cycle.message_event.set()
+            from starlette.requests import Request
+
+            from app.api.problems import problem_response
+            from app.api.request_id import HEADER as REQUEST_ID_HEADER
+            from app.api.request_id import request_id_of
+
             request = Request(cycle.scope)  # type: ignore[arg-type]
             request_id = request_id_of(request)
             headers = {"Connection": "close"}
@@ -377,11 +553,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-def serve_one_socket(config: Config) -> None:
-    """``uvicorn.run`` for a prepared ``config``: one server, or uvicorn's workers on one
-    shared socket (``serve_workers`` spreads them over one socket each)."""
+def serve_one_socket(config: Config, start_timeout: float = DEFAULT_START_TIMEOUT_SECONDS) -> None:
+    """``uvicorn.run`` for a prepared ``config``: one server, or workers sharing one socket
+    (``serve_workers`` spreads them over one socket each), supervised alike."""
     if config.workers > 1:
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        sock = config.bind_socket()
+        try:
+            _supervise(config, [sock] * config.workers, start_timeout)
+        finally:
+            sock.close()
         return
     server = Server(config)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises SIGINT once it is down

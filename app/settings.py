@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.database_url import canonical_database_url
 from app.domain.durations import parse_duration
@@ -40,6 +41,12 @@ class Settings(BaseSettings):
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."
     )
+    read_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds a read may run in the database; past them it is stopped and "
+        "the request answered 503 unavailable, not retried (writes are not bounded).",
+    )
 
     # Observability (docs/operations.md).
     metrics: bool = Field(
@@ -63,6 +70,20 @@ class Settings(BaseSettings):
         description="An admin token (rst_ and 32+ random characters) that `serve` stores "
         "at start as `bootstrap-admin` unless that name exists; needs the token key.",
     )
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Open mode (no token key): host names or addresses, comma-separated, "
+        "that a request's Host may name besides loopback (localhost, 127.0.0.0/8, [::1]); "
+        "any other Host is refused (DNS rebinding). Ignored when tokens are on.",
+    )
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [host.strip() for host in value.split(",") if host.strip()]
+        return value
+
     max_body_bytes: int = Field(default=8 * MiB, gt=0, description="Largest request body.")
     max_id_bytes: int = Field(default=256, gt=0, description="Longest identifier, in bytes.")
     max_labels: int = Field(default=64, ge=0, description="Most labels on a run or event.")
@@ -89,6 +110,7 @@ class Settings(BaseSettings):
             ended_sessions=self.retention_ended_sessions,
             sessionless_runs=self.retention_sessionless_runs,
             archive_dir=self.retention_archive_dir,
+            orphan_memory=self.retention_orphan_memory,
         )
 
     def limits(self) -> Limits:
@@ -147,6 +169,12 @@ class Settings(BaseSettings):
         description="Connections one worker holds (fewer if the open-file limit is lower); "
         "a connection beyond them is answered 503 unavailable.",
     )
+    worker_start_timeout_seconds: int = Field(
+        default=90,
+        gt=0,
+        description="Seconds a new `serve` worker may take to start serving (imports, app, "
+        "lifespan) before it is replaced; health checks do not kill it meanwhile.",
+    )
 
     # Export, import and retention (CONTRACT.md 11.4).
     max_import_bytes: int = Field(
@@ -165,6 +193,11 @@ class Settings(BaseSettings):
         description="Delete terminal sessionless runs last changed longer ago than this; "
         "unset: keep forever.",
     )
+    retention_orphan_memory: timedelta | None = Field(
+        default=None,
+        description="Delete the memory appended for a run that does not exist once all of "
+        "it is older than this; unset: keep forever.",
+    )
     retention_archive_dir: Path | None = Field(
         default=None,
         description="Export each session here (one NDJSON file) before retention purges it.",
@@ -177,6 +210,7 @@ class Settings(BaseSettings):
     @field_validator(
         "retention_ended_sessions",
         "retention_sessionless_runs",
+        "retention_orphan_memory",
         "retention_interval",
         mode="before",
     )

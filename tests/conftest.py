@@ -224,9 +224,18 @@ class LiveServer:
 def start_server(
     database_url: str, log_path: Path, *extra_args: str, env: dict[str, str] | None = None
 ) -> LiveServer:
-    """Start ``runtime-store serve`` and wait until ``/healthz`` answers."""
+    """Start ``runtime-store serve`` and wait until ``/healthz`` answers.
+
+    One worker unless the test asks for more (``--workers`` in ``extra_args``, or
+    ``RUNTIME_STORE_WORKERS`` in ``env``): on PostgreSQL ``serve`` would start one per
+    core, each importing the whole app, for tests that are not about workers."""
     port = free_port()
-    env = {**os.environ, **(env or {}), "RUNTIME_STORE_DATABASE_URL": database_url}
+    env = {
+        **os.environ,
+        "RUNTIME_STORE_WORKERS": "1",
+        **(env or {}),
+        "RUNTIME_STORE_DATABASE_URL": database_url,
+    }
     log_file = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port), "--no-migrate", *extra_args],

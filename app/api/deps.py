@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
+from pydantic import AfterValidator
 
 from app.storage import SqlStore
 
+from .exact_path import exact_segment
 from .offload import Offload
 
 
@@ -37,9 +39,14 @@ def services(request: Request) -> tuple[SqlStore, Offload]:
 StoreDep = Annotated[SqlStore, Depends(get_store)]
 #: Runs a blocking store call on the database threads: ``await offload(store.load_run, id)``.
 OffloadDep = Annotated[Offload, Depends(get_offload)]
-SessionIdPath = Annotated[str, Path(description="The session ID.", examples=["chat-session-123"])]
-RunIdPath = Annotated[str, Path(description="The run ID.", examples=["run-42"])]
-AgentIdPath = Annotated[str, Path(description="The agent ID.", examples=["planner"])]
+#: An ID in a path segment, exactly (CONTRACT.md 2.9): every path parameter of the API is
+#: one (``app/api/exact_path.py``; tests/security/test_reachable_ids.py checks every route).
+ExactSegment = AfterValidator(exact_segment)
+SessionIdPath = Annotated[
+    str, Path(description="The session ID.", examples=["chat-session-123"]), ExactSegment
+]
+RunIdPath = Annotated[str, Path(description="The run ID.", examples=["run-42"]), ExactSegment]
+AgentIdPath = Annotated[str, Path(description="The agent ID.", examples=["planner"]), ExactSegment]
 CursorQuery = Annotated[
     str,
     Query(

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.domain.text import escape_lone_surrogates
 from app.observability.context import note_problem
 from app.storage import is_transient
 from runtime_store_client import (
@@ -36,6 +37,9 @@ from runtime_store_client import (
 from runtime_store_client.errors import STATUS_BY_CODE
 
 from .auth import refuse_unauthorized
+from .body_depth import BodyDepthLimit, body_too_deep, too_deep_detail
+from .media_types import JSON, UNSUPPORTED_MEDIA_TYPE, UnsupportedMediaTypeError, refusal
+from .nosniff import NOSNIFF_NAME, NOSNIFF_VALUE
 from .request_id import request_id_of
 from .transcript_schemas import TranscriptViolationBody
 
@@ -52,7 +56,7 @@ _HTTP_CODES: Mapping[int, str] = {
     NotFoundError.default_status: NotFoundError.default_code,
     405: "method_not_allowed",
     408: "request_timeout",
-    415: "unsupported_media_type",
+    UnsupportedMediaTypeError.default_status: UNSUPPORTED_MEDIA_TYPE,
 }
 
 #: HTTP status of every code the API answers: the contract codes (CONTRACT.md section 6)
@@ -139,11 +143,26 @@ def problem_response(
         **{key: value for key, value in extra.items() if value},
     )
     return JSONResponse(
-        body.model_dump(mode="json", exclude_none=True),
+        _encodable(body.model_dump(mode="json", exclude_none=True)),
         status_code=status,
         media_type=PROBLEM_JSON,
-        headers=headers,
+        # Also on the problems the connection writes itself (app/serving.py), which no
+        # middleware sees (app/api/nosniff.py).
+        headers={NOSNIFF_NAME: NOSNIFF_VALUE, **(headers or {})},
     )
+
+
+def _encodable(value: Any) -> Any:
+    """A problem body whose text is all valid Unicode: a refused identifier may hold a lone
+    surrogate (2.6), and a problem that names it shows it escaped (``\\ud800``) rather
+    than failing to encode as UTF-8."""
+    if isinstance(value, str):
+        return escape_lone_surrogates(value)
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
 
 
 def _store_error(request: Request, exc: Exception) -> JSONResponse:
@@ -179,12 +198,12 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     refused = refuse_unauthorized(request)
     if refused is not None:
         return _store_error(request, refused)
-    media_type = _unsupported_media_type(request)
-    if media_type is not None:
+    unsupported = _unsupported_media_type(request)
+    if unsupported is not None:
+        return _store_error(request, unsupported)
+    if body_too_deep(request):
         return problem_response(
-            request,
-            code="unsupported_media_type",
-            detail=f"the request body must be application/json, not {media_type}",
+            request, code=InvalidArgumentError.default_code, detail=too_deep_detail()
         )
     errors = [
         FieldError(
@@ -203,26 +222,20 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-def _unsupported_media_type(request: Request) -> str | None:
-    """The declared media type of a request body that FastAPI did not parse as JSON.
+def _unsupported_media_type(request: Request) -> UnsupportedMediaTypeError | None:
+    """The refusal of a request body that FastAPI did not parse as JSON, if that is why.
 
-    FastAPI hands such a body to validation as bytes, which would answer 422 about the
-    fields; the body's fault is its type. A body without a ``content-type`` is not JSON
-    either (FastAPI's strict content type); no body at all is a validation error.
+    FastAPI hands such a body to validation as bytes, which never match a body schema and
+    would answer 422 about the fields; the body's fault is its type (``app/api/media_types.py``).
+    A body without a ``content-type`` is not JSON either (FastAPI's strict content type); no
+    body at all is a validation error.
     """
     if getattr(request.scope.get("route"), "body_field", None) is None:
         return None
-    declared = request.headers.get("content-type")
-    if declared is None:
-        has_body = request.headers.get("content-length", "0") != "0" or (
-            "transfer-encoding" in request.headers
-        )
-        return "a body without a content-type" if has_body else None
-    media_type = declared.partition(";")[0].strip().lower()
-    main, _, sub = media_type.partition("/")
-    if main == "application" and (sub == "json" or sub.endswith("+json")):
-        return None
-    return media_type or repr(declared)
+    has_body = request.headers.get("content-length", "0") != "0" or (
+        "transfer-encoding" in request.headers
+    )
+    return refusal(request.headers.get("content-type"), JSON, has_body=has_body)
 
 
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -232,11 +245,10 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
         refused = refuse_unauthorized(request)
         if refused is not None:
             return _store_error(request, refused)
-        return problem_response(
-            request,
-            code=InvalidArgumentError.default_code,
-            detail=f"invalid request body: {exc.detail}",
-        )
+        detail = f"invalid request body: {exc.detail}"
+        if isinstance(exc.__cause__, RecursionError):  # a body the depth scan did not see
+            detail = too_deep_detail()
+        return problem_response(request, code=InvalidArgumentError.default_code, detail=detail)
     code = _HTTP_CODES.get(exc.status_code, InvalidArgumentError.default_code)
     headers = exc.headers
     if exc.status_code == 405:
@@ -317,9 +329,16 @@ class UnexpectedErrors:
 
 
 def install_problem_handlers(app: FastAPI) -> None:
+    """The handlers that answer every error with a problem, and the JSON depth bound on
+    request bodies whose refusal ``_validation_error`` answers (``BodyDepthLimit``: added
+    here, before ``create_app`` adds ``BodySizeLimit``, so it runs inside it and scans the
+    body that middleware has already bounded and buffered)."""
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    from .body_limit import IMPORT_ROUTE  # here: body_limit imports this module
+
+    app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
 
 
 #: What every route can answer; ``StoreError`` stands for ``internal``.
@@ -410,7 +429,7 @@ _EXAMPLE_DETAILS: Mapping[str, tuple[str, dict[str, str]]] = {
         {"session_id": "chat-session-123"},
     ),
     "invalid_transcript": ("the transcript breaks 1 planner rule(s)", {"run_id": "run-42"}),
-    "unsupported_media_type": ("the request body must be application/json, not text/plain", {}),
+    UNSUPPORTED_MEDIA_TYPE: (f"the request body must be {JSON}, not text/plain", {}),
 }
 
 
@@ -446,11 +465,11 @@ def problem_media_types(openapi: dict[str, Any]) -> dict[str, Any]:
                 operation.setdefault("responses", {}).setdefault(
                     "415",
                     {
-                        "description": _describe(415, ["unsupported_media_type"]),
+                        "description": _describe(415, [UNSUPPORTED_MEDIA_TYPE]),
                         "content": {
                             "application/json": {
                                 "schema": {"$ref": "#/components/schemas/Problem"},
-                                "examples": problem_examples(["unsupported_media_type"]),
+                                "examples": problem_examples([UNSUPPORTED_MEDIA_TYPE]),
                             }
                         },
                     },

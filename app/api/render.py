@@ -8,9 +8,11 @@ the response (a dump to a dict, a validation, a serialisation). Routes still dec
 
 from __future__ import annotations
 
+import json
+
 from fastapi import Response
 from pydantic import BaseModel
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 from app.observability.context import note_record
 from runtime_store_client import AppendResult, Page
@@ -19,8 +21,20 @@ from .wire import format_payload, format_time
 
 
 def respond(body: BaseModel) -> Response:
-    """``body`` as ``application/json``, serialised once by pydantic-core."""
-    return Response(content=body.model_dump_json(), media_type="application/json")
+    """``body`` as ``application/json``, serialised once by pydantic-core.
+
+    pydantic-core refuses to serialise a value nested deeper than its own limit (about 250
+    levels). Nothing this service accepts now nests past 128 (CONTRACT.md 2.8), but memory
+    ``data`` stored before that bound may: such a body is written by the standard library's
+    encoder instead, so every accepted value can still be read back.
+    """
+    try:
+        content = body.model_dump_json()
+    except PydanticSerializationError:
+        content = json.dumps(
+            body.model_dump(mode="python"), ensure_ascii=False, separators=(",", ":")
+        )
+    return Response(content=content, media_type="application/json")
 
 
 def record_page_json(page: Page) -> bytes:

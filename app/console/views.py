@@ -7,6 +7,7 @@ them (autoescape on); images and documents are described, never decoded.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -32,13 +33,74 @@ def api_time(value: str) -> str:
     return f"{date_time}.{fraction.ljust(3, '0')}Z"
 
 
-def pretty_json(text: str) -> str:
-    """JSON text indented for reading; text that is not JSON, unchanged."""
+class _Unfaithful(ValueError):
+    """Re-indented, the text would not show what the payload holds."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _Unfaithful("a duplicate key would be dropped")
+    return obj
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Unfaithful(f"{text} would read as {value}")
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Unfaithful(f"{name} is not JSON")
+
+
+def parse_payload(text: str) -> Any:
+    """The value of a payload's JSON text: ``ValueError`` for text that is not one JSON
+    value, or a value that re-indented would not read as the text does (a duplicate key,
+    a number beyond floating point, ``NaN``), or nested past what the console can walk.
+
+    The API accepts nothing nested deeper than 128 (CONTRACT.md 2.8); a payload stored
+    before that bound may be deeper, and is then shown as it is.
+    """
     try:
-        value = json.loads(text)
-    except ValueError:
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_pairs,
+            parse_float=_finite,
+            parse_constant=_reject_constant,
+        )
+    except RecursionError as exc:
+        raise ValueError("nested too deep to show indented") from exc
+
+
+def showable(text: str) -> str:
+    """``text`` with each lone surrogate written as its JSON escape (``\\ud83d``): a
+    payload may hold one escaped (CONTRACT.md 2.8), decoded it is text no UTF-8 page can
+    carry. Every other character is unchanged."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def pretty_json(text: str) -> str:
+    """JSON text indented for reading; any other text (or JSON that re-indenting could
+    not show faithfully, ``parse_payload``) exactly as it is. A lone surrogate the payload
+    holds escaped stays escaped."""
+    try:
+        pretty = json.dumps(parse_payload(text), indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
         return text
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return showable(pretty)
+
+
+def _shown(value: Any) -> Any:
+    """A decoded value with its strings made showable (lone surrogates escaped)."""
+    if isinstance(value, str):
+        return showable(value)
+    if isinstance(value, dict):
+        return {showable(key): _shown(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value
 
 
 def base64_size(text: str | None) -> int:
@@ -91,8 +153,8 @@ def run_facts(records: list[dict[str, Any]]) -> dict[str, Any]:
     facts: dict[str, Any] = {"predecessor_run_id": "", "outcome": None}
     for record in records:
         try:
-            payload = json.loads(record.get("payload", ""))
-        except ValueError:
+            payload = _shown(parse_payload(str(record.get("payload", ""))))
+        except (ValueError, RecursionError):
             continue
         if not isinstance(payload, dict):
             continue

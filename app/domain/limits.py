@@ -6,8 +6,9 @@ data or checkpoint over its bound is ``payload_too_large``. Nothing is written e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from dataclasses import dataclass
+from typing import Final
 
 from runtime_store_client import (
     Checkpoint,
@@ -18,6 +19,19 @@ from runtime_store_client import (
 )
 
 MiB = 1024 * 1024
+
+#: Most ``label`` filters one run search takes (CONTRACT.md 2.10): a run holds at most 64
+#: labels, so more can match nothing, and each one costs the search a comparison per run.
+MAX_LABEL_FILTERS: Final = 64
+
+
+def check_label_filters(labels: object, what: str = "labels") -> None:
+    """A search's label filters, counted before anything else is looked at: more than
+    ``MAX_LABEL_FILTERS`` is ``invalid_argument`` (2.10)."""
+    if isinstance(labels, Sized) and len(labels) > MAX_LABEL_FILTERS:
+        raise InvalidArgumentError(
+            f"{what}: a search takes at most {MAX_LABEL_FILTERS} label filters, not {len(labels)}"
+        )
 
 
 @dataclass(frozen=True)

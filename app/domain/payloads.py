@@ -15,6 +15,8 @@ from typing import Any, Final
 
 from runtime_store_client import InvalidArgumentError, RunStatus
 
+from .json_bounds import check_text_depth
+
 RUN_STARTED: Final = "run_started"
 CHILD_RUN_LINKED: Final = "child_run_linked"
 CANCELLATION_INTENT: Final = "runtime.cancellation_intent"
@@ -46,22 +48,50 @@ def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+@dataclass(frozen=True, slots=True)
+class HugeInteger:
+    """An integer literal too long for Python to convert (more digits than
+    ``sys.get_int_max_str_digits()``): valid JSON, kept as its text."""
+
+    text: str
+
+
 def parse_json(payload: bytes, *, what: str = "payload", allow_duplicates: bool = True) -> Any:
-    """Parse exactly one JSON value from UTF-8 bytes, or raise ``invalid_argument``."""
+    """Parse exactly one JSON value from UTF-8 bytes, or raise ``invalid_argument``.
+
+    The text is measured before it is parsed: deeper than ``MAX_JSON_DEPTH`` is refused
+    without a parse (2.8). An integer with more digits than Python converts is valid JSON:
+    it parses as a ``HugeInteger`` (its text), which no typed field accepts.
+    """
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidArgumentError(f"{what} is not valid UTF-8: {exc.reason}") from exc
+    check_text_depth(payload, what)
+    pairs_hook = None if allow_duplicates else _pairs_without_duplicates
     try:
-        return json.loads(
-            text,
-            parse_constant=_reject_constant,
-            object_pairs_hook=None if allow_duplicates else _pairs_without_duplicates,
-        )
+        try:
+            return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs_hook)
+        except ValueError as exc:
+            if "integer string conversion" not in str(exc):
+                raise
+            return json.loads(
+                text,
+                parse_constant=_reject_constant,
+                object_pairs_hook=pairs_hook,
+                parse_int=_integer_literal,
+            )
     except _DuplicateKeyError as exc:
         raise InvalidArgumentError(f"{what} has a {exc}") from exc
     except (ValueError, RecursionError) as exc:
         raise InvalidArgumentError(f"{what} is not a single JSON value: {exc}") from exc
+
+
+def _integer_literal(text: str) -> int | HugeInteger:
+    try:
+        return int(text)
+    except ValueError:
+        return HugeInteger(text)
 
 
 def check_json_text(payload: bytes) -> None:
@@ -83,6 +113,8 @@ def _string(value: Any, path: str) -> str:
 
 
 def _integer(value: Any, path: str) -> int:
+    if isinstance(value, HugeInteger):
+        raise InvalidArgumentError(f"{path} is out of the 64-bit integer range")
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgumentError(f"{path} must be an integer")
     if not _INT64_MIN <= value <= _INT64_MAX:

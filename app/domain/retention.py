@@ -2,7 +2,9 @@
 
 Unset ages keep forever. Ages are measured back from the store clock: an ended session
 goes once its ``ended_at`` is older than ``ended_sessions``; a terminal sessionless run
-once its last state change (``updated_at``) is older than ``sessionless_runs``.
+once its last state change (``updated_at``) is older than ``sessionless_runs``; the memory
+an agent appended for a run that does not exist once all of it (its events' timestamps
+and its appends' times) is older than ``orphan_memory``.
 """
 
 from __future__ import annotations
@@ -20,10 +22,15 @@ class RetentionPolicy:
     sessionless_runs: timedelta | None = None
     #: Each session is exported here (one NDJSON file) before it is purged.
     archive_dir: Path | None = None
+    orphan_memory: timedelta | None = None
 
     @property
     def keeps_everything(self) -> bool:
-        return self.ended_sessions is None and self.sessionless_runs is None
+        return (
+            self.ended_sessions is None
+            and self.sessionless_runs is None
+            and self.orphan_memory is None
+        )
 
     def session_cutoff_ms(self, now_ms: int) -> int | None:
         """Sessions that ended before this instant go; ``None``: none does."""
@@ -33,6 +40,10 @@ class RetentionPolicy:
         """Terminal sessionless runs last changed before this instant go."""
         return _cutoff(now_ms, self.sessionless_runs)
 
+    def orphan_memory_cutoff_ms(self, now_ms: int) -> int | None:
+        """The memory of a run that does not exist goes when all of it is older."""
+        return _cutoff(now_ms, self.orphan_memory)
+
     def describe(self) -> str:
         def age(value: timedelta | None) -> str:
             return "kept forever" if value is None else f"older than {format_duration(value)}"
@@ -40,7 +51,8 @@ class RetentionPolicy:
         archive = f"; archived to {self.archive_dir}" if self.archive_dir else ""
         return (
             f"ended sessions {age(self.ended_sessions)}, terminal sessionless runs "
-            f"{age(self.sessionless_runs)}{archive}"
+            f"{age(self.sessionless_runs)}, memory of runs that do not exist "
+            f"{age(self.orphan_memory)}{archive}"
         )
 
 

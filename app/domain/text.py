@@ -29,3 +29,12 @@ def check_plain_text(value: str, what: str) -> None:
     check_unicode(value, what)
     if "\x00" in value:
         raise InvalidArgumentError(f"{what} must not contain a NUL character")
+
+
+def escape_lone_surrogates(value: str) -> str:
+    """``value`` with each lone surrogate written as its JSON escape (``\\ud83d``), so text
+    that is not valid Unicode can still be shown and encoded as UTF-8 (a problem that names
+    a refused key). Every other character is unchanged."""
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")

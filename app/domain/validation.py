@@ -21,6 +21,7 @@ from runtime_store_client import (
 )
 
 from . import payloads
+from .json_bounds import check_text_depth
 from .text import check_plain_text, check_unicode
 from .times import to_millis
 
@@ -107,9 +108,11 @@ def check_record(record: Record, what: str = "record") -> NewRecord:
         raise InvalidArgumentError(f"{what}.payload must be bytes")
     payload = bytes(record.payload)
     if record.type not in payloads.LIFECYCLE_TYPES:
-        payloads.check_json_text(payload)
+        payloads.check_json_text(payload)  # measured (2.8), then parsed
     elif not payload:
         raise InvalidArgumentError(f"{what}.payload is required")
+    else:  # parsed later by its operation's decoder; bounded here, before any of it (2.8)
+        check_text_depth(payload, f"{what}.payload")
     return NewRecord(
         event_key=record.event_key,
         run_id=record.run_id,

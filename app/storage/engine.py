@@ -3,7 +3,8 @@
 SQLite: WAL, ``foreign_keys=ON``, ``busy_timeout``; write transactions start with
 ``BEGIN IMMEDIATE`` so they serialise at their first statement instead of failing at
 commit. PostgreSQL: psycopg 3, READ COMMITTED; writers serialise on
-``SELECT … FOR UPDATE`` row locks.
+``SELECT … FOR UPDATE`` row locks. Both: every read runs under the engine's read
+deadline (``read_timeout_seconds``, interrupts.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from app.database_url import canonical_database_url
+
+from .interrupts import DEFAULT_READ_TIMEOUT_SECONDS, READ_TIMEOUT_OPTION
 
 #: Execution option that makes a SQLite transaction take the write lock at BEGIN.
 WRITE_OPTION: Final = "runtime_store_write"
@@ -44,9 +47,19 @@ class _NoRowLogging(logging.Filter):
 _ROW_FILTER = _NoRowLogging()
 
 
-def create_engine(url: str | URL, **kwargs: Any) -> Engine:
-    """An engine configured for runtime-store on SQLite or PostgreSQL."""
+def create_engine(
+    url: str | URL,
+    *,
+    read_timeout_seconds: float | None = DEFAULT_READ_TIMEOUT_SECONDS,
+    **kwargs: Any,
+) -> Engine:
+    """An engine configured for runtime-store on SQLite or PostgreSQL; its reads stop
+    after ``read_timeout_seconds`` (``None``: never; CONTRACT.md 2.10)."""
     parsed = normalize_url(url)
+    kwargs["execution_options"] = {
+        **kwargs.get("execution_options", {}),
+        READ_TIMEOUT_OPTION: read_timeout_seconds,
+    }
     engine_logger = logging.getLogger("sqlalchemy.engine.Engine")
     if _ROW_FILTER not in engine_logger.filters:
         engine_logger.addFilter(_ROW_FILTER)

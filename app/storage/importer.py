@@ -8,7 +8,7 @@ only of a suspended predecessor that names it, nothing after a terminal record, 
 remembered key naming a record of its kind. At the end every run must stand where its
 run line says, and the trailer's counts must be the lines'. The first line that breaks a
 rule is ``invalid_argument`` with its 1-based ``line``; an existing (or purged) session
-or run ID is ``import_conflict``. Either way the transaction rolls back: nothing is written.
+or run ID is ``import_conflict``. Either way nothing is written.
 
 The file is read line by line and rows are inserted in batches, so memory holds one batch
 and one small state per run, not the session. Record IDs and session positions are the
@@ -16,6 +16,14 @@ file's (checked to be 1, 2, …), so they are inserted as they are; memory event
 row IDs in file order, which keeps their append order. The database is the arbiter of
 concurrent imports and writers: an ID inserted by another transaction first makes this
 one's insert fail, which is ``import_conflict``.
+
+Where the rows go first differs by database (``_Direct``, ``_Staged``). PostgreSQL writes
+them into the live tables in the import's one transaction: its row locks stop no other
+session's writer, and nothing is visible before the commit. SQLite has one writer, which
+an import must not hold for its whole length (CONTRACT.md 2.10): its rows go into staging
+tables (staging.py) in short transactions between which other writers are served, and one
+final transaction checks the IDs again and publishes the session whole; a failed import
+deletes what it staged. A batch is at most ``BATCH`` rows and ``BATCH_BYTES`` bytes.
 """
 
 from __future__ import annotations
@@ -23,7 +31,9 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import json
+import logging
 import operator
 import re
 from collections.abc import Callable, Iterator
@@ -39,6 +49,7 @@ from app.domain import payloads
 from app.domain import validation as v
 from app.domain.commands import check_terminal_against_run
 from app.domain.limits import Limits
+from app.domain.state import RunState, SessionRowStatus, SessionState
 from app.domain.times import to_millis
 from runtime_store_client import (
     Checkpoint,
@@ -57,36 +68,38 @@ from runtime_store_client import (
 from runtime_store_client.protocols import BinaryReader
 from runtime_store_client.times import TimeError, parse_rfc3339
 
+from . import interrupts
 from . import statements as st
 from .context import Context
+from .dialects import Dialect
 from .engine import WRITE_OPTION
 from .export import FORMAT, KEY_COLUMNS
 from .memory import memory_row
-from .rows import (
-    NEW_RECORD_FIELDS,
-    RUN_COLUMNS,
-    RunState,
-    SessionState,
-    label_rows,
-    session_of,
-    values_of,
-)
+from .rows import NEW_RECORD_FIELDS, RUN_COLUMNS, label_rows, session_of, values_of
 from .schema import (
-    SessionRowStatus,
+    checkpoints,
     memory_batches,
     memory_events,
+    run_labels,
     run_records,
     run_tombstones,
     runs,
     sessions,
 )
+from .staging import STAGE, STAGED, create_stage
 from .unit_of_work import is_transient
 
 E = TypeVar("E", bound=StrEnum)
+T = TypeVar("T")
+
+log = logging.getLogger("runtime_store.import")
 
 _record_values: Final = operator.attrgetter(*NEW_RECORD_FIELDS)
 #: Rows per INSERT (and run IDs per existence check).
 BATCH: Final = 1000
+#: Payload bytes (records, memory data, checkpoints) after which a batch is written: on
+#: SQLite each batch is one transaction holding the only writer, kept short.
+BATCH_BYTES: Final = 4 * 1024 * 1024
 #: Bytes read from the file at a time.
 CHUNK: Final = 256 * 1024
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
@@ -184,8 +197,10 @@ def _bad(line: int, message: str, **fields: str) -> InvalidArgumentError:
 def _located(line: int, exc: StoreError) -> StoreError:
     """The error to raise for a rule a check of ``line`` found broken: ``invalid_argument``
     at the line (a conflict stays a conflict, a located error stays as it is)."""
-    if isinstance(exc, ImportConflictError) or (isinstance(exc, InvalidArgumentError) and exc.line):
-        return exc
+    if isinstance(exc, ImportConflictError | UnavailableError) or (
+        isinstance(exc, InvalidArgumentError) and exc.line
+    ):
+        return exc  # a conflict, a located refusal, a stop (the client went away)
     # e.g. run_record_owner_mismatch, payload_too_large: the line breaks a rule
     return _bad(line, exc.message, run_id=exc.run_id, event_key=exc.event_key)
 
@@ -307,23 +322,25 @@ class _Rows:
 
     table: sa.Table
     what: str
+    #: The column whose size counts towards ``BATCH_BYTES``.
+    sized: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    size: int = 0
 
 
 class _Import:
     """One import: the lines in order, then the checks and writes of the trailer."""
 
-    def __init__(self, ctx: Context, conn: Connection) -> None:
-        self.conn = conn
-        self.dialect = ctx.uow.dialect
+    def __init__(self, ctx: Context, sink: _Sink) -> None:
+        self.sink = sink
         self.limits = ctx.limits
         self.session: SessionState | None = None
         self.runs: dict[str, _Run] = {}
         self.unchecked: list[_Run] = []
-        self.records = _Rows(run_records, "record")
-        self.events = _Rows(memory_events, "memory event")
-        self.batches = _Rows(memory_batches, "memory batch")
+        self.records = _Rows(run_records, "record", "payload")
+        self.events = _Rows(memory_events, "memory event", "data")
+        self.batches = _Rows(memory_batches, "memory batch", "digest")
         self.counts = dict.fromkeys(_COUNT_KEYS, 0)
         self.phase = -1
         self.last_line = 0
@@ -349,6 +366,7 @@ class _Import:
                 self.last_line + 1,
                 f"the file ends after line {self.last_line} without its end line: it is cut short",
             )
+        self.sink.publish(self.session.session_id, self.session.record_count)
         return session_of(self.session)
 
     def line(self, number: int, value: Any) -> None:
@@ -384,23 +402,19 @@ class _Import:
             ended = _millis(s["ended_at"], "session.ended_at")
         elif s["ended_at"] is not None:
             raise InvalidArgumentError("session.ended_at must be null for an active session")
-        existing = self.conn.execute(st.SELECT_SESSION, {"session_id": session_id}).first()
-        if existing is not None:
-            raise _session_conflict(session_id, existing.status)
+        existing = self.sink.read(st.SELECT_SESSION, {"session_id": session_id})
+        if existing:
+            raise _session_conflict(session_id, existing[0].status)
         state = SessionState(session_id, SessionRowStatus(status.value), created, ended, None, 0)
-        try:
-            with self.conn.begin_nested():
-                self.conn.execute(
-                    sessions.insert().values(
-                        session_id=session_id,
-                        status=status.value,
-                        created_at_ms=created,
-                        ended_at_ms=ended,
-                        record_count=0,
-                    )
-                )
-        except sa.exc.IntegrityError:  # another import or a create_session got there first
-            raise _session_conflict(session_id, "") from None
+        self.sink.claim_session(
+            {
+                "session_id": session_id,
+                "status": status.value,
+                "created_at_ms": created,
+                "ended_at_ms": ended,
+                "record_count": 0,
+            }
+        )
         self.session = state
 
     # --- runs ---------------------------------------------------------------------------
@@ -490,17 +504,14 @@ class _Import:
         self.unchecked = []
         if not ids:
             return
-        for table, reason in (
-            (runs, "already exists"),
-            (run_tombstones, "was purged; its ID stays reserved"),
-            (memory_events, "already has memory events"),
-            (memory_batches, "already has memory appends"),
-        ):
-            taken = self.conn.execute(
-                sa.select(table.c.run_id).where(table.c.run_id.in_(ids)).limit(1)
-            ).scalar()
-            if taken is not None:
-                raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
+        for table, reason in _TAKEN:
+            taken = self.sink.read(
+                sa.select(table.c.run_id).where(table.c.run_id.in_(ids)).limit(1), {}
+            )
+            if taken:
+                raise ImportConflictError(
+                    f"run {taken[0].run_id!r} {reason}", run_id=taken[0].run_id
+                )
 
     # --- records ------------------------------------------------------------------------
 
@@ -715,12 +726,7 @@ class _Import:
         self.insert_runs()
         assert self.session is not None
         self.session.record_count = self.counts["records"]
-        self.conn.execute(
-            sessions.update()
-            .where(sessions.c.session_id == self.session.session_id)
-            .values(record_count=self.session.record_count)
-        )
-        self.ended = True
+        self.ended = True  # published once no line follows (``read``)
         del number
 
     def insert_runs(self) -> None:
@@ -728,51 +734,207 @@ class _Import:
         for start in range(0, len(every), BATCH):
             chunk = [run.state for run in every[start : start + BATCH]]
             try:
-                with self.conn.begin_nested():
-                    self.conn.execute(st.INSERT_RUN, [values_of(s, RUN_COLUMNS) for s in chunk])
+                self.sink.insert(runs, [values_of(s, RUN_COLUMNS) for s in chunk])
             except sa.exc.IntegrityError:  # written by another transaction since the check
                 self.unchecked = [self.runs[s.run_id] for s in chunk]
                 self.check_free_ids()
                 raise
             labels = [row for state in chunk for row in label_rows(state)]
             if labels:
-                self.conn.execute(st.INSERT_RUN_LABELS, labels)
-        checkpoints = [
-            {"run_id": run.run_id, "checkpoint_id": run.checkpoint.id, "data": run.checkpoint.data}
-            for run in every
-            if run.checkpoint is not None
-        ]
-        for start in range(0, len(checkpoints), BATCH):
-            self.conn.execute(st.INSERT_CHECKPOINT, checkpoints[start : start + BATCH])
+                self.sink.insert(run_labels, labels)
+        waiting = _Rows(checkpoints, "checkpoint", "data")
+        for run in every:
+            if run.checkpoint is not None:
+                row = {
+                    "run_id": run.run_id,
+                    "checkpoint_id": run.checkpoint.id,
+                    "data": run.checkpoint.data,
+                }
+                self.add(waiting, row, run.line)
+        self.flush(waiting)
 
     # --- batched inserts ----------------------------------------------------------------
 
     def add(self, rows: _Rows, row: dict[str, Any], number: int) -> None:
         rows.rows.append(row)
         rows.lines.append(number)
-        if len(rows.rows) >= BATCH:
+        sized = row[rows.sized]
+        rows.size += len(sized) if sized is not None else 0
+        if len(rows.rows) >= BATCH or rows.size >= BATCH_BYTES:
             self.flush(rows)
 
     def flush(self, rows: _Rows) -> None:
         if not rows.rows:
             return
         try:
-            with self.conn.begin_nested():
-                self.dialect.insert_many(self.conn, rows.table, rows.rows)
+            self.sink.insert(rows.table, rows.rows)
         except sa.exc.IntegrityError:
             self.find_repeated(rows)
             raise
         rows.rows.clear()
         rows.lines.clear()
+        rows.size = 0
 
     def find_repeated(self, rows: _Rows) -> None:
         """The line of the row that repeats a unique key (the whole batch failed)."""
         for row, number in zip(rows.rows, rows.lines, strict=True):
             try:
-                with self.conn.begin_nested():
-                    self.conn.execute(rows.table.insert(), row)
+                self.sink.insert(rows.table, [row])
             except sa.exc.IntegrityError:
                 raise _bad(number, f"the {rows.what} repeats the key of an earlier one") from None
+
+
+#: Where a run ID in use is found, and how ``import_conflict`` says so.
+_TAKEN: Final = (
+    (runs, "already exists"),
+    (run_tombstones, "was purged; its ID stays reserved"),
+    (memory_events, "already has memory events"),
+    (memory_batches, "already has memory appends"),
+)
+#: Tables whose batches go through ``Dialect.insert_many`` (PostgreSQL: ``COPY``).
+_BULK: Final = (run_records, memory_events, memory_batches)
+
+
+class _Sink:
+    """Where an import's rows go, and how it reads the live tables meanwhile."""
+
+    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def claim_session(self, row: dict[str, Any]) -> None:
+        """The session's row: the import's ID is taken (or, staged, about to be)."""
+        raise NotImplementedError
+
+    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """Rows of a live table; ``IntegrityError`` when one repeats a unique key."""
+        raise NotImplementedError
+
+    def publish(self, session_id: str, record_count: int) -> None:
+        """Every row written and checked: make the session visible, whole."""
+        raise NotImplementedError
+
+
+class _Direct(_Sink):
+    """PostgreSQL: the live tables, in the import's one transaction (savepoints per
+    batch, so a repeated key can be found row by row)."""
+
+    def __init__(self, conn: Connection, dialect: Dialect) -> None:
+        self.conn = conn
+        self.dialect = dialect
+
+    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
+        return list(self.conn.execute(query, params).all())
+
+    def claim_session(self, row: dict[str, Any]) -> None:
+        try:
+            with self.conn.begin_nested():
+                self.conn.execute(sessions.insert(), row)
+        except sa.exc.IntegrityError:  # another import or a create_session got there first
+            raise _session_conflict(row["session_id"], "") from None
+
+    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        interrupts.check_not_canceled()  # the client went away: the transaction rolls back
+        with self.conn.begin_nested():
+            if table in _BULK:
+                self.dialect.insert_many(self.conn, table, rows)
+            else:
+                self.conn.execute(table.insert(), rows)
+
+    def publish(self, session_id: str, record_count: int) -> None:
+        interrupts.check_not_canceled()
+        self.conn.execute(
+            sessions.update()
+            .where(sessions.c.session_id == session_id)
+            .values(record_count=record_count)
+        )
+
+
+class _Staged(_Sink):
+    """SQLite: a private temporary database attached to the import's connection
+    (staging.py), written without any lock of the store's database, and one final
+    transaction that publishes the session (``publish``). ``close`` detaches (deletes)
+    the stage."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.session: dict[str, Any] | None = None
+        self._dbapi().execute(f"ATTACH DATABASE '' AS {STAGE}")
+        try:
+            self.stage(create_stage)
+        except BaseException:
+            self.close()
+            raise
+
+    def _dbapi(self) -> Any:
+        return self.conn.connection.dbapi_connection
+
+    def close(self) -> None:
+        """Detach the stage, which deletes it; the connection goes back to the pool as it
+        came."""
+        try:
+            if self.conn.in_transaction():
+                self.conn.rollback()
+            self._dbapi().execute(f"DETACH DATABASE {STAGE}")
+        except Exception as exc:  # never pooled with a stage attached: closing deletes it
+            log.warning("could not detach an import's stage (%s); its connection is closed", exc)
+            self.conn.invalidate()
+
+    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
+        with self.conn.begin():
+            return list(self.conn.execute(query, params).all())
+
+    def stage(self, operation: Callable[[Connection], T]) -> T:
+        """A transaction that writes the stage only: the store's database stays unlocked.
+        Refused once the request that asked for the import has gone (``interrupts``)."""
+        interrupts.check_not_canceled()
+        with self.conn.begin():
+            return operation(self.conn)
+
+    def claim_session(self, row: dict[str, Any]) -> None:
+        self.session = row  # inserted by the publish, if the ID is still free then
+
+    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        self.stage(functools.partial(_execute, statement=STAGED[table].insert(), rows=rows))
+
+    def publish(self, session_id: str, record_count: int) -> None:
+        assert self.session is not None
+        session = {**self.session, "record_count": record_count}
+        interrupts.check_not_canceled()
+        self.conn.execution_options(**{WRITE_OPTION: True})
+        try:
+            with self.conn.begin():  # BEGIN IMMEDIATE: the only writer, for the copy
+                self._publish(self.conn, session)
+        finally:
+            self.conn.execution_options(**{WRITE_OPTION: False})
+        del session_id
+
+    @staticmethod
+    def _publish(conn: Connection, session: dict[str, Any]) -> None:
+        """The IDs are checked again under the write lock, then every staged row is copied
+        to its live table, one statement per table."""
+        existing = conn.execute(st.SELECT_SESSION, {"session_id": session["session_id"]}).first()
+        if existing is not None:
+            raise _session_conflict(session["session_id"], existing.status)
+        staged_runs = STAGED[runs]
+        for table, reason in _TAKEN:
+            taken = conn.execute(
+                sa.select(table.c.run_id)
+                .join(staged_runs, staged_runs.c.run_id == table.c.run_id)
+                .limit(1)
+            ).scalar()
+            if taken is not None:
+                raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
+        conn.execute(sessions.insert(), session)
+        for live, staged in STAGED.items():
+            names = [c.name for c in live.columns if not (live is memory_events and c.name == "id")]
+            rows = sa.select(*(staged.c[name] for name in names)).order_by(
+                *staged.primary_key.columns
+            )
+            conn.execute(live.insert().from_select(names, rows))
+
+
+def _execute(conn: Connection, *, statement: sa.Insert, rows: list[dict[str, Any]]) -> None:
+    conn.execute(statement, rows)
 
 
 def _session_conflict(session_id: str, status: str) -> ImportConflictError:
@@ -833,13 +995,16 @@ _HANDLERS: Final[dict[str, Callable[[_Import, int, Any], None]]] = {
 
 
 def import_session(ctx: Context, source: BinaryReader) -> Session:
-    """Recreate an exported session from ``source`` in one transaction (section 11.4)."""
+    """Recreate an exported session from ``source``, visible all at once (section 11.4):
+    in one transaction on PostgreSQL, staged in short ones and published in one on SQLite."""
     lines = _lines(source, max_line_bytes(ctx.limits))
     try:
         with ctx.uow.engine.connect() as conn:
+            if ctx.uow.dialect.name == "sqlite":
+                return _import_staged(ctx, conn, lines)
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
-                return _Import(ctx, conn).read(lines)
+                return _Import(ctx, _Direct(conn, ctx.uow.dialect)).read(lines)
     except StoreError:
         raise
     except (sa.exc.DataError, UnicodeEncodeError) as exc:
@@ -847,6 +1012,14 @@ def import_session(ctx: Context, source: BinaryReader) -> Session:
     except sa.exc.IntegrityError as exc:
         raise ImportConflictError("an ID of the file was written by another transaction") from exc
     except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
-        if is_transient(exc):
+        if is_transient(exc) or interrupts.is_interrupted(exc):
             raise UnavailableError("the database is unavailable; retry the import") from exc
         raise
+
+
+def _import_staged(ctx: Context, conn: Connection, lines: Iterator[tuple[int, bytes]]) -> Session:
+    sink = _Staged(conn)
+    try:
+        return _Import(ctx, sink).read(lines)
+    finally:
+        sink.close()

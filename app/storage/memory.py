@@ -19,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from app.domain import validation as v
+from app.domain.json_bounds import check_value_depth
 from app.domain.limits import Limits
 from app.domain.text import check_unicode
 from app.domain.times import from_millis, to_millis
@@ -162,7 +163,7 @@ def _json_text(data: Mapping[str, Any], what: str) -> str:
             separators=(",", ":"),
             default=_mapping_as_dict,
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidArgumentError(f"{what} is not JSON: {exc}") from None
 
 
@@ -179,6 +180,7 @@ def memory_row(
         )
     if not isinstance(event.data, Mapping):
         raise InvalidArgumentError(f"{what}.data must be a JSON object")
+    check_value_depth(event.data, f"{what}.data")  # before json.dumps recurses into it (2.8)
     data = _json_text(event.data, f"{what}.data")
     check_unicode(data, f"{what}.data")
     limits.check_data_size(len(data.encode()), f"{what}.data")

@@ -15,6 +15,13 @@
   session: their IDs stay reserved, every later use answers ``session_purged``) and
   deletes their rows; their records, checkpoints and memory follow in batches. A sweep cut
   short after a tombstone leaves unreachable rows that the next sweep deletes.
+* **Memory of runs that do not exist** (memory may be appended for any run ID, section
+  9): an agent's memory of a run without a run row goes once all of it is older than its
+  age: its newest event timestamp and its newest append. It goes whole, in transactions
+  of at most ``purge_batch`` events, each of which checks again that the run still does
+  not exist and deletes only the events and appends it saw as old, so a run started or an
+  append made meanwhile keeps what it needs. The run IDs holding memory are read along the
+  ``(run_id, id)`` index of ``memory_events``, one index probe per run ID.
 
 A sweep reads its candidates page by page along indexes and never holds more than a page
 of IDs. ``Sweeper`` runs sweeps periodically in a service worker; on PostgreSQL an advisory
@@ -41,13 +48,13 @@ from urllib.parse import quote
 import sqlalchemy as sa
 
 from app.domain.retention import RetentionPolicy
+from app.domain.state import SessionRowStatus
 from runtime_store_client import RunStatus, StoreError
 
 from . import purge
 from .context import Context
 from .export import export_session
 from .schema import (
-    SessionRowStatus,
     checkpoints,
     memory_batches,
     memory_events,
@@ -83,14 +90,24 @@ class Sweep:
     skipped_sessions: int = 0
     runs: int = 0
     run_records: int = 0
+    #: (agent, run) pairs whose memory went, the run missing, and their events.
+    memory_runs: int = 0
+    memory_events: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+
+    @property
+    def items(self) -> int:
+        """What a sweep reports progress in: sessions, runs and memory of missing runs."""
+        return self.sessions + self.runs + self.memory_runs
 
     def summary(self) -> str:
         verb = ("would purge", "would delete") if self.dry_run else ("purged", "deleted")
         parts = [
             f"{verb[0]} {self.sessions} ended sessions ({self.session_records} records)",
             f"{verb[1]} {self.runs} sessionless runs ({self.run_records} records)",
+            f"{verb[1]} the memory of {self.memory_runs} runs that do not exist "
+            f"({self.memory_events} events)",
         ]
         if self.archived:
             parts.append(f"archived {self.archived} sessions")
@@ -102,7 +119,8 @@ class Sweep:
         return "; ".join(parts) + ("" if self.dry_run else f" in {self.seconds:.1f} s")
 
 
-#: Told the kind of items done (``session`` or ``run``), how many, and their records.
+#: Told the kind of items done (``session``, ``run`` or ``memory``), how many, and their
+#: records (memory: events).
 Progress = Callable[[str, int, int], None]
 
 
@@ -486,6 +504,132 @@ def _with_rows(tx: Tx, ids: list[str]) -> list[tuple[str, int]]:
     return sorted(top.items())
 
 
+# --- memory of runs that do not exist ----------------------------------------------------
+
+
+def _memory_run_ids(tx: Tx, after: str) -> list[str]:
+    """The next ``PAGE`` run IDs holding memory events, after ``after``: a loose index scan
+    of ``memory_events (run_id, id)``, one probe per ID, however many events each holds."""
+    e = memory_events.c
+
+    def following(previous: Any) -> Any:
+        return sa.select(sa.func.min(e.run_id)).where(e.run_id > previous).scalar_subquery()
+
+    first = sa.select(following(sa.bindparam("after")).label("run_id"), sa.literal(1).label("n"))
+    ids = first.cte("memory_run_ids", recursive=True)
+    ids = ids.union_all(
+        sa.select(following(ids.c.run_id), ids.c.n + 1).where(
+            ids.c.run_id.is_not(None), ids.c.n < PAGE
+        )
+    )
+    query = sa.select(ids.c.run_id).where(ids.c.run_id.is_not(None)).order_by(ids.c.run_id)
+    return list(tx.conn.execute(query, {"after": after}).scalars())
+
+
+@dataclass(frozen=True)
+class _OrphanMemory:
+    """An agent's memory of a run that does not exist, all of it older than the cutoff:
+    the highest event row ID seen and the number of events."""
+
+    agent_id: str
+    run_id: str
+    top_id: int
+    events: int
+
+
+def _orphan_memory(tx: Tx, run_ids: list[str], cutoff_ms: int) -> list[_OrphanMemory]:
+    """The (agent, run) memories among ``run_ids`` whose run does not exist and whose
+    newest event and newest append are older than the cutoff."""
+    e = memory_events.c
+    groups = tx.conn.execute(
+        sa.select(
+            e.agent_id,
+            e.run_id,
+            sa.func.max(e.id).label("top_id"),
+            sa.func.count().label("events"),
+            sa.func.max(e.timestamp_ms).label("newest"),
+        )
+        .where(e.run_id.in_(run_ids), ~sa.exists().where(runs.c.run_id == e.run_id))
+        .group_by(e.agent_id, e.run_id)
+    ).all()
+    b = memory_batches.c
+    appended = {
+        (row.agent_id, row.run_id): row.newest
+        for row in tx.conn.execute(
+            sa.select(b.agent_id, b.run_id, sa.func.max(b.appended_at_ms).label("newest"))
+            .where(b.run_id.in_(run_ids))
+            .group_by(b.agent_id, b.run_id)
+        )
+    }
+    old = []
+    for row in groups:
+        newest = max(row.newest, appended.get((row.agent_id, row.run_id), row.newest))
+        if newest < cutoff_ms:
+            old.append(_OrphanMemory(row.agent_id, row.run_id, row.top_id, row.events))
+    return old
+
+
+def _delete_orphan_memory(tx: Tx, memory: _OrphanMemory, cutoff_ms: int, batch: int) -> int:
+    """Up to ``batch`` events of the memory (those seen, never a newer one), and its old
+    appends once no event is left; nothing if its run exists now. Events deleted."""
+    exists = tx.conn.execute(sa.select(runs.c.run_id).where(runs.c.run_id == memory.run_id)).first()
+    if exists is not None:
+        return 0
+    e = memory_events.c
+    mine = (e.agent_id == memory.agent_id, e.run_id == memory.run_id, e.id <= memory.top_id)
+    deleted: int = tx.conn.execute(
+        memory_events.delete().where(
+            e.id.in_(sa.select(e.id).where(*mine).order_by(e.id).limit(batch).scalar_subquery())
+        )
+    ).rowcount
+    if deleted < batch:
+        b = memory_batches.c
+        tx.conn.execute(
+            memory_batches.delete().where(
+                b.agent_id == memory.agent_id,
+                b.run_id == memory.run_id,
+                b.appended_at_ms < cutoff_ms,
+            )
+        )
+    return deleted
+
+
+def _sweep_orphan_memory(ctx: Context, cutoff_ms: int, done: Sweep, step: _Step) -> None:
+    after = ""
+    while not step.stopped():
+        run_ids = ctx.uow.read(functools.partial(_memory_run_ids, after=after))
+        if not run_ids:
+            return
+        found = ctx.uow.read(
+            functools.partial(_orphan_memory, run_ids=run_ids, cutoff_ms=cutoff_ms)
+        )
+        for memory in found:
+            if step.stopped():
+                return
+            events = memory.events
+            if not done.dry_run:
+                events = 0
+                while True:
+                    deleted = _timed(
+                        ctx,
+                        functools.partial(
+                            _delete_orphan_memory,
+                            memory=memory,
+                            cutoff_ms=cutoff_ms,
+                            batch=ctx.purge_batch,
+                        ),
+                    )
+                    events += deleted
+                    if deleted < ctx.purge_batch:
+                        break
+                if not events:
+                    continue  # its run was started meanwhile
+            done.memory_runs += 1
+            done.memory_events += events
+            step.progress("memory", 1, events)
+        after = run_ids[-1]
+
+
 # --- the sweep ---------------------------------------------------------------------------
 
 
@@ -519,6 +663,9 @@ def sweep(
         if not dry_run:
             _leftovers(ctx)
         _sweep_runs(ctx, run_cutoff, done, step)
+    memory_cutoff = policy.orphan_memory_cutoff_ms(now_ms)
+    if memory_cutoff is not None:
+        _sweep_orphan_memory(ctx, memory_cutoff, done, step)
     done.seconds = time.perf_counter() - started
     return done
 
@@ -556,7 +703,7 @@ class Sweeper:
                         log.debug("retention: another replica is sweeping; skipped")
                         continue
                     done = self.run_sweep(self._stop.is_set)
-                level = logging.INFO if done.sessions or done.runs else logging.DEBUG
+                level = logging.INFO if done.items else logging.DEBUG
                 log.log(level, "retention: %s", done.summary())
             except (StoreError, sa.exc.SQLAlchemyError, OSError):
                 log.exception("retention sweep failed; the next one retries")

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from app.domain import cursors
 from app.domain import validation as v
+from app.domain.limits import check_label_filters
 from app.domain.times import to_millis
 from runtime_store_client import (
     InvalidArgumentError,
@@ -204,6 +205,7 @@ def check_run_filters(
         (parent_run_id, "parent_run_id"),
     ):
         v.optional_text(value, what)
+    check_label_filters(labels)  # first: the count bounds everything after it (2.10)
     checked = v.check_labels(labels, "labels")
     if "" in checked:  # labels are JSON text: NUL allowed, surrogates refused (2.6)
         raise InvalidArgumentError("a label filter needs a non-empty key")
@@ -224,7 +226,8 @@ class _RunShape:
 
     statuses: int
     columns: tuple[str, ...]  # the equality filters given, of session, parent, agent
-    labels: int
+    labels: bool  # a label filter drives the statement
+    more_labels: bool  # and others are checked on each run it finds
     after: bool
     before: bool
     positioned: bool
@@ -233,15 +236,26 @@ class _RunShape:
 _EQUALITY: Final = ("session_id", "parent_run_id", "agent_id")
 
 
-def _label_matches(index: int) -> Any:
-    """The run holds label ``index`` (a primary-key lookup in ``run_labels``); an alias,
-    so it never correlates with the ``run_labels`` range a label search is driven by."""
+def _holds_every_label() -> Any:
+    """The run holds every label asked for: one correlated count over its ``run_labels``
+    rows (a primary-key range of at most ``max_labels`` rows) against one list of
+    ``key || value`` pairs, whatever the number of labels. Both are JSON string literals
+    (``rows.label_text``), so the concatenation names exactly one pair; a run holds a key
+    at most once, so the count reaches the number of labels only when all of them match.
+
+    One ``EXISTS`` per label made PostgreSQL's planner join up to 64 relations: 0.6 s of
+    planning at 64 labels and over 10 s when the last label matched nothing."""
     other = run_labels.alias()
-    return sa.exists().where(
-        other.c.run_id == runs.c.run_id,
-        other.c.key == _P(f"label_key_{index}"),
-        other.c.value == _P(f"label_value_{index}"),
+    held = (
+        sa.select(sa.func.count())
+        .select_from(other)
+        .where(
+            other.c.run_id == runs.c.run_id,
+            (other.c.key + other.c.value).in_(_P("label_pairs", expanding=True)),
+        )
+        .scalar_subquery()
     )
+    return held == _P("label_count")
 
 
 @functools.lru_cache(maxsize=256)
@@ -261,7 +275,7 @@ def _run_query(shape: _RunShape) -> sa.Select[Any]:
                 *_range(rl.started_at_ms, shape.after, shape.before),
                 *_keyset(rl.started_at_ms, rl.run_id, shape.positioned),
                 *equal,
-                *(_label_matches(i) for i in range(1, shape.labels)),
+                *([_holds_every_label()] if shape.more_labels else []),
             )
             .order_by(rl.started_at_ms.desc(), rl.run_id.asc())
             .limit(_P("limit"))
@@ -289,16 +303,20 @@ def _run_statement(
     shape = _RunShape(
         statuses=len(f.statuses),
         columns=columns,
-        labels=len(f.labels),
+        labels=bool(f.labels),
+        more_labels=len(f.labels) > 1,
         after=f.after_ms is not None,
         before=f.before_ms is not None,
         positioned=position is not None,
     )
     params = _params(position, f.after_ms, f.before_ms, limit)
     params.update({name: getattr(f, name) for name in columns})
-    for i, (key, value) in enumerate(sorted(f.labels.items())):
-        params[f"label_key_{i}"] = label_text(key)
-        params[f"label_value_{i}"] = label_text(value)
+    pairs = [(label_text(key), label_text(value)) for key, value in sorted(f.labels.items())]
+    if pairs:
+        params["label_key_0"], params["label_value_0"] = pairs[0]
+    if len(pairs) > 1:
+        params["label_pairs"] = [key + value for key, value in pairs]
+        params["label_count"] = len(pairs)
     if f.labels:
         params["statuses"] = f.statuses
     else:

@@ -30,6 +30,7 @@ from typing import Any, Final, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from app.domain.state import RunState, SessionState, StoredRecord
 from app.domain.validation import NewRun
 from app.observability import metrics
 from runtime_store_client import (
@@ -42,28 +43,21 @@ from runtime_store_client import (
     UnavailableError,
 )
 
+from . import interrupts
 from . import statements as st
 from .dialects import Dialect, dialect_of
 from .engine import WRITE_OPTION
-from .rows import (
-    RunState,
-    SessionState,
-    StoredRecord,
-    run_from_row,
-    session_from_row,
-    stored_record_from_row,
-)
+from .rows import run_from_row, session_from_row, stored_record_from_row
 
 T = TypeVar("T")
 
 DEFAULT_ATTEMPTS: Final = 5
 
-# SQLSTATEs worth retrying: serialization failure, deadlock, lock timeout,
-# statement timeout, admin shutdown / crash shutdown / cannot connect now; classes 08
-# (connection exceptions) and 53 (insufficient resources) are matched by prefix.
-_TRANSIENT_SQLSTATES: Final = frozenset(
-    {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
-)
+# SQLSTATEs worth retrying: serialization failure, deadlock, lock timeout, admin
+# shutdown / crash shutdown / cannot connect now; classes 08 (connection exceptions) and
+# 53 (insufficient resources) are matched by prefix. Not 57014 (query_canceled: a
+# statement timeout or a cancel request): a stopped statement is not run again (2.10).
+_TRANSIENT_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03", "57P01", "57P02", "57P03"})
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -79,11 +73,21 @@ def is_transient(exc: BaseException) -> bool:
         return sqlstate in _TRANSIENT_SQLSTATES or sqlstate[:2] in ("08", "53")
     if isinstance(exc, sa.exc.OperationalError):
         if type(exc.orig).__module__.startswith("sqlite3"):
-            message = str(exc.orig).lower()
+            message = str(exc.orig).lower()  # never "interrupted": a stopped statement
             return "locked" in message or "busy" in message
         # psycopg raises OperationalError without a SQLSTATE when the connection fails.
         return True
     return False
+
+
+def _raise_unless_transient(exc: sa.exc.DBAPIError | sa.exc.TimeoutError) -> None:
+    """Raise a failure that is not worth retrying: a stopped statement (a statement
+    timeout, a cancel) is ``unavailable`` at once and never run again (2.10)."""
+    if interrupts.is_interrupted(exc):
+        metrics.transaction_unavailable()
+        raise UnavailableError("the database stopped the statement; retry") from exc
+    if not is_transient(exc):
+        raise exc
 
 
 def _unavailable_message(exc: BaseException) -> str:
@@ -293,7 +297,8 @@ class UnitOfWork:
         read-only transaction adds only its ``BEGIN`` and ``COMMIT`` round trips
         (``load_run``: three round trips become one; a page: five become three). On SQLite
         a read transaction is one snapshot, which the pages rely on: it stays."""
-        return self._transact(operation, write=False, single=None)
+        # Under the read deadline and the caller's cancellation (interrupts.py, 2.10).
+        return self._transact(interrupts.bounded(operation, self.engine), write=False, single=None)
 
     def _read_in_autocommit(self) -> bool:
         """Only at READ COMMITTED (the default): an engine made with a stricter level gets
@@ -336,8 +341,7 @@ class UnitOfWork:
                     raise
                 metrics.transaction_retried("integrity")
             except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
-                if not is_transient(exc):
-                    raise
+                _raise_unless_transient(exc)
                 if attempt >= self._attempts:
                     metrics.transaction_unavailable()
                     raise UnavailableError(_unavailable_message(exc)) from exc

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +24,9 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
+from uvicorn.config import STARTUP_FAILURE
 
+from app.serving import CRASH_LOOP_STARTS, TEST_START_DELAY_ENV, TEST_START_EXIT_ENV
 from app.storage import create_engine
 from app.storage.migrate import head_revision, schema_is_current
 from tests.conftest import free_port
@@ -41,10 +44,12 @@ class Serving:
         return self.log_path.read_text(errors="replace")
 
 
-def launch(database_url: str, log_path: Path, *args: str) -> Serving:
+def launch(
+    database_url: str, log_path: Path, *args: str, env: dict[str, str] | None = None
+) -> Serving:
     """Start ``runtime-store serve`` on a free loopback port; does not wait."""
     port = free_port()
-    env = {**os.environ, "RUNTIME_STORE_DATABASE_URL": database_url}
+    env = {**os.environ, **(env or {}), "RUNTIME_STORE_DATABASE_URL": database_url}
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
             [sys.executable, "-m", "app", "serve", "--port", str(port), *args],
@@ -55,9 +60,9 @@ def launch(database_url: str, log_path: Path, *args: str) -> Serving:
     return Serving(f"http://127.0.0.1:{port}", process, log_path)
 
 
-def wait_ready(server: Serving) -> dict[str, str]:
+def wait_ready(server: Serving, timeout: float = START_TIMEOUT_S) -> dict[str, str]:
     """Wait until ``/readyz`` answers 200; return its body."""
-    deadline = time.monotonic() + START_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     last = "no answer"
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -72,7 +77,7 @@ def wait_ready(server: Serving) -> dict[str, str]:
                 return body
             last = response.text
         time.sleep(0.1)
-    pytest.fail(f"serve was not ready within {START_TIMEOUT_S} s ({last}):\n{server.log()}")
+    pytest.fail(f"serve was not ready within {timeout} s ({last}):\n{server.log()}")
 
 
 def stop(server: Serving) -> int:
@@ -86,8 +91,10 @@ def stop(server: Serving) -> int:
 
 
 @contextmanager
-def serving(database_url: str, log_path: Path, *args: str) -> Iterator[Serving]:
-    server = launch(database_url, log_path, *args)
+def serving(
+    database_url: str, log_path: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[Serving]:
+    server = launch(database_url, log_path, *args, env=env)
     try:
         yield server
     finally:
@@ -310,3 +317,70 @@ def test_serve_logs_each_request_unless_told_not_to(tmp_path: Path) -> None:
     assert access["quiet"] == [], logs["quiet"]
     assert "GET /healthz 200" in [entry["message"] for entry in access["access"]]
     assert '"GET /healthz HTTP/1.1" 200' not in logs["access"]  # uvicorn's own stays off
+
+
+# --- start-up under load: the supervisor waits for a starting worker (app/serving.py) ----
+
+
+def _supervisor_lines(log: str) -> list[str]:
+    """The messages of the supervisor's log lines (JSON lines: standard error is not a
+    terminal here)."""
+    entries = (json.loads(line) for line in log.splitlines() if line.startswith("{"))
+    return [entry["message"] for entry in entries if entry["logger"] == "uvicorn.error"]
+
+
+def test_a_worker_slow_to_start_is_waited_for_not_killed(postgres_url: str, tmp_path: Path) -> None:
+    # Each worker sleeps before it answers health checks, as one still importing on a loaded
+    # machine does: longer than uvicorn's 5 s health check (which killed such workers, one
+    # after the other), well within the start-up timeout (90 s by default).
+    env = {TEST_START_DELAY_ENV: "7"}
+    args = ("--workers", "2", "--no-migrate")
+    with serving(postgres_url, tmp_path / "serve.log", *args, env=env) as server:
+        wait_ready(server, START_TIMEOUT_S + 7)
+        pids = _wait_for_workers(server, 2)
+        messages = _supervisor_lines(server.log())
+    started = [message for message in messages if message.startswith("Started server process")]
+    assert len(started) == 2, messages  # the first two workers, none replaced
+    assert all(str(pid) in " ".join(started) for pid in pids), (pids, started)
+    assert not [message for message in messages if "not ready" in message or "died" in message]
+
+
+def test_a_worker_not_ready_within_the_timeout_is_replaced_until_serve_gives_up(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    env = {TEST_START_DELAY_ENV: "600"}
+    args = ("--workers", "2", "--no-migrate", "--worker-start-timeout", "1")
+    server = launch(postgres_url, tmp_path / "serve.log", *args, env=env)
+    try:
+        code = server.process.wait(timeout=START_TIMEOUT_S)
+    finally:
+        stop(server)
+    messages = _supervisor_lines(server.log())
+    hung = [message for message in messages if " not ready within 1 s" in message]
+    assert len(hung) == CRASH_LOOP_STARTS, messages
+    assert all(message.endswith("; starting its replacement") for message in hung[:-1])
+    assert hung[-1].endswith(f": {CRASH_LOOP_STARTS} worker starts in a row failed, stopping")
+    assert code == STARTUP_FAILURE, server.log()
+
+
+def test_a_worker_that_crashes_at_every_start_stops_serve_with_one_line(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    env = {TEST_START_EXIT_ENV: "1"}
+    server = launch(postgres_url, tmp_path / "serve.log", "--workers", "2", "--no-migrate", env=env)
+    try:
+        code = server.process.wait(timeout=START_TIMEOUT_S)
+    finally:
+        stop(server)
+    messages = _supervisor_lines(server.log())
+    stopping = [message for message in messages if "in a row failed" in message]
+    assert len(stopping) == 1, messages
+    assert re.fullmatch(
+        rf"worker \[\d+\] exited with status 1 while starting: {CRASH_LOOP_STARTS} worker "
+        "starts in a row failed, stopping",
+        stopping[0],
+    ), stopping
+    replaced = [message for message in messages if message.endswith("starting its replacement")]
+    assert len(replaced) == CRASH_LOOP_STARTS - 1, messages
+    assert code == STARTUP_FAILURE, server.log()
+    assert "Traceback" not in server.log()

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 
 from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
-from app.storage import SqlStore
+from app.storage import SqlStore, create_engine, upgrade_schema
 from app.storage.retention import archive_path
 from app.storage.schema import run_tombstones
 from app.storage.verify import PURGED_SESSION, verify_database
@@ -237,3 +237,109 @@ def test_db_verify_knows_sessionless_tombstones(engine: Engine) -> None:
 
     assert list(found) == [(PURGED_SESSION, young)]
     assert "retention" in found[(PURGED_SESSION, young)]
+
+
+# --- memory of runs that do not exist ----------------------------------------------------
+
+MEMORY = RetentionPolicy(orphan_memory=timedelta(days=1))
+
+
+def remember(store: SqlStore, run_id: str, events: int = 2, agent_id: str = "agent-1") -> None:
+    """``events`` memory events (timestamped T0, days ago) of ``run_id``, one append each."""
+    for _ in range(events):
+        store.append_memory_events(
+            agent_id, run_id, [MemoryEvent(type="user_message", timestamp=T0)]
+        )
+
+
+def memory_of(store: SqlStore, run_id: str, agent_id: str = "agent-1") -> int:
+    return len(store.load_memory(agent_id, run_id).events)
+
+
+def test_memory_of_a_run_that_does_not_exist_goes_once_older_than_its_age(
+    engine: Engine,
+) -> None:
+    old = past(engine, 3)
+    remember(old, "ghost-old", events=3)
+    remember(old, "ghost-old", events=1, agent_id="agent-2")
+    remember(SqlStore(engine), "ghost-appended-now")  # old timestamps, a fresh append
+    kept = run_start()
+    old.start_one_shot_run(kept, started_record(kept))
+    remember(old, kept.run_id)  # old, but its run exists
+    store = SqlStore(engine)
+
+    done = store.retention_sweep(MEMORY)
+
+    assert (done.memory_runs, done.memory_events) == (2, 4)
+    assert memory_of(store, "ghost-old") == memory_of(store, "ghost-old", "agent-2") == 0
+    assert memory_of(store, "ghost-appended-now") == 2
+    assert memory_of(store, kept.run_id) == 2
+    left = rows(engine)
+    assert (left["memory_events"], left["memory_batches"]) == (4, 4)
+    assert "memory of 2 runs that do not exist (4 events)" in done.summary()
+
+
+def test_memory_of_missing_runs_is_kept_while_its_age_is_unset(engine: Engine) -> None:
+    remember(past(engine, 300), "ghost")
+    store = SqlStore(engine)
+
+    done = store.retention_sweep(RetentionPolicy(ended_sessions=timedelta(hours=1)))
+
+    assert (done.memory_runs, done.memory_events) == (0, 0)
+    assert memory_of(store, "ghost") == 2
+    assert RetentionPolicy().keeps_everything
+    assert not MEMORY.keeps_everything
+
+
+def test_a_dry_run_counts_memory_of_missing_runs_and_changes_nothing(engine: Engine) -> None:
+    remember(past(engine, 3), "ghost", events=3)
+    store = SqlStore(engine)
+    before = rows(engine)
+
+    plan = store.retention_sweep(MEMORY, dry_run=True)
+
+    assert (plan.memory_runs, plan.memory_events, plan.items) == (1, 3, 1)
+    assert rows(engine) == before
+
+
+def test_memory_of_missing_runs_goes_in_batches_and_across_pages(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More events than one transaction deletes, and more run IDs than one page reads."""
+    from app.storage import retention
+
+    monkeypatch.setattr(retention, "PAGE", 2)
+    old = past(engine, 3)
+    for ghost in ("ghost-a", "ghost-b", "ghost-c"):
+        remember(old, ghost, events=5)
+    store = SqlStore(engine, purge_batch=2)
+
+    done = store.retention_sweep(MEMORY)
+
+    assert (done.memory_runs, done.memory_events) == (3, 15)
+    left = rows(engine)
+    assert (left["memory_events"], left["memory_batches"]) == (0, 0)
+
+
+def test_retention_run_prints_and_deletes_memory_of_missing_runs(tmp_path: Path) -> None:
+    from tests.lifecycle.test_cli import run_cli
+
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    upgrade_schema(url)
+    engine = create_engine(url)
+    try:
+        remember(past(engine, 3), "ghost", events=3)
+        ages = {"RUNTIME_STORE_RETENTION_ORPHAN_MEMORY": "1d"}
+        database = ("--database-url", url)
+
+        dry = run_cli("retention", "run", "--dry-run", *database, env=ages)
+        assert dry.returncode == 0, dry.stderr
+        assert b"would delete the memory of 1 runs that do not exist (3 events)" in dry.stdout
+        assert memory_of(SqlStore(engine), "ghost") == 3
+
+        swept = run_cli("retention", "run", *database, env=ages)
+        assert swept.returncode == 0, swept.stderr
+        assert b"deleted the memory of 1 runs that do not exist (3 events)" in swept.stdout
+        assert memory_of(SqlStore(engine), "ghost") == 0
+    finally:
+        engine.dispose()

@@ -31,8 +31,9 @@ from starlette.types import Receive, Scope, Send
 from app.api.auth import ADMIN
 from app.api.body_limit import IMPORT_ROUTE
 from app.api.deps import OffloadDep, SessionIdPath, StoreDep
+from app.api.media_types import NDJSON, refusal
 from app.api.offload import Offload
-from app.api.problems import problem_response, problems
+from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import SessionBody
 from app.storage.export import FORMAT, encode_line
@@ -40,11 +41,6 @@ from runtime_store_client import ImportConflictError, SessionNotFoundError, Sess
 
 router = APIRouter()
 
-NDJSON: Final = "application/x-ndjson"
-#: Media types an import body may declare (none at all is taken as NDJSON too).
-IMPORT_MEDIA_TYPES: Final = frozenset(
-    {NDJSON, "application/ndjson", "application/jsonl", "application/octet-stream"}
-)
 #: Bytes of export lines sent together; chunks waiting between the thread and the response.
 CHUNK_BYTES: Final = 64 * 1024
 QUEUED_CHUNKS: Final = 8
@@ -251,15 +247,6 @@ async def _produce(offload: Offload, export: _Export) -> None:
     await offload.heavy(export.produce)
 
 
-def _media_type(request: Request) -> str | None:
-    """The declared media type of the body when an import cannot take it."""
-    declared = request.headers.get("content-type")
-    if declared is None:
-        return None
-    media_type = declared.partition(";")[0].strip().lower()
-    return None if media_type in IMPORT_MEDIA_TYPES else media_type or repr(declared)
-
-
 @router.post(
     IMPORT_ROUTE[1],
     tags=["sessions"],
@@ -284,13 +271,9 @@ async def import_session(request: Request, store: StoreDep, offload: OffloadDep)
     that breaks a rule is `422 invalid_argument` with its 1-based number in `line` (a file
     cut short is refused at the line its trailer was due). Either way nothing is written.
     The body is bounded by `RUNTIME_STORE_MAX_IMPORT_BYTES` (413 beyond)."""
-    unsupported = _media_type(request)
+    unsupported = refusal(request.headers.get("content-type"), NDJSON)
     if unsupported is not None:
-        return problem_response(
-            request,
-            code="unsupported_media_type",
-            detail=f"an import body must be {NDJSON}, not {unsupported}",
-        )
+        raise unsupported
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES) as spool:
         async for chunk in request.stream():
             spool.write(chunk)

@@ -38,6 +38,7 @@ from app.api.schemas import (
     TerminalRequest,
 )
 from app.api.wire import Time
+from app.domain.limits import check_label_filters
 from runtime_store_client import (
     EventConflictError,
     InvalidArgumentError,
@@ -62,7 +63,9 @@ router = APIRouter(prefix="/v1/runs")
 
 def _label_filters(labels: list[str]) -> dict[str, str] | None:
     """``key:value`` strings as a map (the key ends at the first ``:``); ``None`` when two
-    values are asked for one key, which no run can match."""
+    values are asked for one key, which no run can match. More than 64 filters are
+    refused before any of them is read (CONTRACT.md 2.10)."""
+    check_label_filters(labels, "label")
     wanted: dict[str, str] = {}
     for label in labels:
         key, colon, value = label.partition(":")

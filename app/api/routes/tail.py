@@ -11,12 +11,22 @@ Subscribers of one list at one cursor (fifty dashboards on one run) share each r
 its rendering (``SharedReads``): one query per wake-up, not one per subscriber. A run's
 stream ends after its ``run_completed`` record: a lifecycle record that only the final
 status writes, and after which nothing is appended.
+
+A stream reads only as fast as its client reads (CONTRACT.md 2.10, ``Outbox``): it reads
+its next page only once what it sent before has left the server, i.e. the transport's
+buffer is empty and the client has acknowledged all but ``Outbox.ALLOWANCE`` bytes of it.
+A client that stops reading fills its receive window; the stream then waits, costing no
+database read beyond the page it is sending (its heartbeats go on).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
+import struct
+import termios
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
@@ -124,7 +134,7 @@ class SharedReads:
     async def read(self, key: tuple[str, str, str], need: int, read: Callable[[], Chunk]) -> Chunk:
         entry = self._inflight.get(key)
         if entry is None or entry[0] < need:
-            future = asyncio.ensure_future(self._offload(read))
+            future = asyncio.ensure_future(self._offload.unbound(read))
             entry = (self._hub.generation, future)
             self._inflight[key] = entry
             future.add_done_callback(lambda _: self._forget(key, entry))
@@ -146,6 +156,61 @@ def _shared_reads(request: Request) -> SharedReads:
     return shared
 
 
+# --- backpressure ----------------------------------------------------------------------
+
+
+class Outbox:
+    """What a stream sent that its client has not taken yet: the bytes still in the
+    transport's buffer, plus those in the socket's send queue that the client has not
+    acknowledged (Linux ``SIOCOUTQ``). A client's kernel acknowledges only what fits its
+    receive window, which a client that does not read never empties."""
+
+    #: Bytes the client may leave unacknowledged when the next page is read: a few
+    #: events, so that a reading client's delayed acknowledgement of its last small
+    #: segments does not hold its stream back; a page beyond it is never read until the
+    #: client has taken the one before.
+    ALLOWANCE: Final = 8 * 1024
+    #: Polling of the send queue while the client is behind (there is no event for it).
+    FIRST_POLL: Final = 0.005
+    LAST_POLL: Final = 0.25
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        self._fd = sock.fileno() if sock is not None else -1
+
+    @classmethod
+    def of_current_request(cls) -> Outbox:
+        """The outbox of the request served by the current task: uvicorn runs each
+        request in a task of its ``RequestResponseCycle.run_asgi``, which holds the
+        connection's transport. Elsewhere (a test client) there is none to watch."""
+        task = asyncio.current_task()
+        frame = getattr(task.get_coro(), "cr_frame", None) if task is not None else None
+        cycle = frame.f_locals.get("self") if frame is not None else None
+        transport = getattr(cycle, "transport", None)
+        if not callable(getattr(transport, "get_write_buffer_size", None)):
+            transport = None
+        return cls(transport)
+
+    def pending(self) -> int:
+        """Bytes sent to the client that it has not taken yet (0 when unknown)."""
+        if self._transport is None or self._transport.is_closing():
+            return 0
+        size: int = self._transport.get_write_buffer_size()
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):  # SIOCOUTQ is TIOCOUTQ on Linux
+                queued = fcntl.ioctl(self._fd, termios.TIOCOUTQ, b"\0\0\0\0")
+                size += struct.unpack("i", queued)[0]
+        return size
+
+    async def drained(self, stopping: Callable[[], bool]) -> None:
+        """Until the client has taken all but ``ALLOWANCE`` bytes (or the stream stops)."""
+        poll = self.FIRST_POLL
+        while self.pending() > self.ALLOWANCE and not stopping():
+            await asyncio.sleep(poll)
+            poll = min(poll * 2, self.LAST_POLL)
+
+
 # --- one stream ------------------------------------------------------------------------
 
 
@@ -159,6 +224,7 @@ class _Stream:
     subscription: Subscription
     shared: SharedReads
     safety_seconds: float
+    outbox: Outbox
     #: Set by sse-starlette when the server shuts down: the stream ends cleanly, without
     #: ``end`` (the client reconnects to another worker).
     stop: anyio.Event = field(default_factory=anyio.Event)
@@ -201,6 +267,9 @@ async def _follow(stream: _Stream, first: Chunk) -> AsyncIterator[bytes | Server
             need = stream.subscription.woken
             if not chunk.more:
                 need = await stream.wait(stream.safety_seconds)
+            # Only as fast as the client reads: no page read while it has not taken the
+            # last one.
+            await stream.outbox.drained(lambda: stream.stopping)
             chunk = await stream.read(chunk.cursor, need)
     except (SessionPurgedError, RunNotFoundError, SessionNotFoundError):
         yield _end("purged")
@@ -244,7 +313,15 @@ async def _open(
     hub: Notifications = request.app.state.notifications
     settings: TailSettings = request.app.state.tail_settings
     shared = _shared_reads(request)
-    stream = _Stream(kind, owner, read_after, subscription, shared, hub.safety_seconds)
+    stream = _Stream(
+        kind,
+        owner,
+        read_after,
+        subscription,
+        shared,
+        hub.safety_seconds,
+        Outbox.of_current_request(),
+    )
     try:
         # Subscribed and listening before this first read, so no commit can fall between
         # the two.

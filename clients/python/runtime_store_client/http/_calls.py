@@ -372,12 +372,20 @@ def sessions_list(
     )
 
 
+#: Most label filters one search takes (CONTRACT.md 2.10).
+MAX_LABEL_FILTERS = 64
+
+
 def _label_args(labels: Mapping[str, str] | None) -> list[str]:
     """``key:value`` query values; the key ends at the first ``:``, so it cannot hold one."""
     if labels is None:
         return []
     if not isinstance(labels, Mapping):
         raise InvalidArgumentError("labels must be a map of strings")
+    if len(labels) > MAX_LABEL_FILTERS:  # the service refuses more (CONTRACT.md 2.10)
+        raise InvalidArgumentError(
+            f"labels: a search takes at most {MAX_LABEL_FILTERS} label filters, not {len(labels)}"
+        )
     args = []
     for key, value in labels.items():
         if not isinstance(key, str) or not isinstance(value, str):

@@ -1,0 +1,339 @@
+"""Bounded reads (CONTRACT.md 2.10): a deadline on every read, and reads that end when
+their caller no longer wants them.
+
+Every ``UnitOfWork.read`` runs under a deadline, ``RUNTIME_STORE_READ_TIMEOUT_SECONDS``
+after it got its connection (``create_engine(read_timeout_seconds=…)`` keeps it on the
+engine as the execution option ``READ_TIMEOUT_OPTION``). A read is a few statements (a
+page, a load), so the deadline of the read bounds each of them. Past it the statement
+running is stopped in the database and the read fails with ``unavailable`` at once: a
+stopped statement is not a transient failure, so the unit of work does not run it again.
+Writes run without a deadline, as before.
+
+A caller may also give up on its reads (``Canceler``, set for a call with ``calling``):
+the HTTP layer cancels the store call of a request whose client disconnected
+(``app/api/offload.py``). Its running statement is stopped the same way, and any read
+it would start afterwards fails at once.
+
+How a statement is stopped differs by database:
+
+* PostgreSQL: a cancel request for the backend (psycopg's ``cancel_safe``), sent by one
+  watchdog thread per process when a deadline passes or a caller cancels. The server
+  ends the statement (SQLSTATE 57014); nothing of it keeps running. A connection whose
+  statement was cancelled is not returned to the pool: a cancel request that reached the
+  server late must never meet another caller's statement.
+* SQLite: a progress handler, installed on the connection for the read, checked every
+  ``SQLITE_CHECK_OPS`` virtual-machine instructions: past the deadline or once cancelled
+  it stops the statement (``interrupted``). It runs on the reading thread, so no other
+  thread ever touches the connection.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Final, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from runtime_store_client import UnavailableError
+
+log = logging.getLogger("runtime_store.interrupts")
+
+T = TypeVar("T")
+
+#: Engine execution option holding the read deadline in seconds (``None``: no deadline).
+READ_TIMEOUT_OPTION: Final = "runtime_store_read_timeout"
+DEFAULT_READ_TIMEOUT_SECONDS: Final = 5.0
+#: SQLite virtual-machine instructions between two checks of a read's deadline: about
+#: 0.1 ms of work, so a check costs well under 1 % of a read and stops it within 1 ms.
+SQLITE_CHECK_OPS: Final = 10_000
+#: Longest the watchdog waits for PostgreSQL to take a cancel request.
+_CANCEL_TIMEOUT_SECONDS: Final = 5.0
+
+_TIMEOUT: Final = "timeout"
+_CANCELED: Final = "canceled"
+
+
+def read_timeout_of(engine: Engine) -> float | None:
+    """The engine's read deadline in seconds; ``None``: reads are not bounded."""
+    value = engine.get_execution_options().get(READ_TIMEOUT_OPTION, DEFAULT_READ_TIMEOUT_SECONDS)
+    return None if value is None else float(value)
+
+
+def is_interrupted(exc: BaseException) -> bool:
+    """Whether a database error says a statement was stopped: cancelled or timed out on
+    PostgreSQL (57014 ``query_canceled``), interrupted on SQLite. Not transient."""
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    if getattr(exc.orig, "sqlstate", None) == "57014":
+        return True
+    return (
+        isinstance(exc, sa.exc.OperationalError)
+        and type(exc.orig).__module__.startswith("sqlite3")
+        and "interrupted" in str(exc.orig).lower()
+    )
+
+
+# --- who may cancel -----------------------------------------------------------------------
+
+
+class Canceler:
+    """The reads of one call: ``cancel`` stops the one running and refuses later ones.
+    Thread-safe: cancelled from the event loop, read on a database thread."""
+
+    __slots__ = ("_lock", "_running", "canceled")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[_Running] = set()
+        self.canceled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.canceled = True
+            running = list(self._running)
+        for read in running:
+            read.stop(_CANCELED)
+
+    def _add(self, read: _Running) -> bool:
+        with self._lock:
+            if self.canceled:
+                return False
+            self._running.add(read)
+            return True
+
+    def _remove(self, read: _Running) -> None:
+        with self._lock:
+            self._running.discard(read)
+
+
+_CALL: ContextVar[Canceler | None] = ContextVar("runtime_store_canceler", default=None)
+
+
+def calling(canceler: Canceler | None) -> None:
+    """Make ``canceler`` the one of the reads of this context (``contextvars``: run it in
+    the context the call runs in)."""
+    _CALL.set(canceler)
+
+
+def current() -> Canceler | None:
+    """The canceler of the call running in this context, if any."""
+    return _CALL.get()
+
+
+@contextmanager
+def uncancelable() -> Iterator[None]:
+    """A block of the current call that runs to its end whatever its caller does (the
+    cleanup of an import that failed because its client went away)."""
+    token = _CALL.set(None)
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
+def check_not_canceled() -> None:
+    """``unavailable`` when the caller of this call has given up (long jobs check between
+    their steps: an import between its slices)."""
+    canceler = _CALL.get()
+    if canceler is not None and canceler.canceled:
+        raise UnavailableError("the request was cancelled: its client went away")
+
+
+# --- one read -----------------------------------------------------------------------------
+
+
+class _Running:
+    """One read in progress on one DBAPI connection."""
+
+    __slots__ = ("_dbapi", "_lock", "deadline", "done", "reason", "sqlite")
+
+    def __init__(self, dbapi: Any, deadline: float | None, *, sqlite: bool) -> None:
+        self._dbapi = dbapi
+        self._lock = threading.Lock()
+        self.deadline = deadline
+        self.sqlite = sqlite
+        self.done = False
+        #: Why it was stopped (``_TIMEOUT``, ``_CANCELED``); ``None`` while it may run.
+        self.reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        """Stop the statement running (any thread)."""
+        if self.sqlite:  # the progress handler, on the reading thread, sees it
+            if self.reason is None:
+                self.reason = reason
+            return
+        if self.done or self.reason is not None:
+            return
+        if threading.current_thread() is not _WATCHDOG.thread:
+            _WATCHDOG.stop_now(self, reason)  # a cancel request may block: not here
+            return
+        with self._lock:  # the read cannot end (and free its connection) meanwhile
+            if self.done or self.reason is not None:
+                return
+            self.reason = reason
+            try:
+                self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
+            except Exception as exc:  # the statement runs on; its own end frees it
+                log.warning("could not cancel a read statement: %s", exc)
+
+    def finish(self) -> None:
+        with self._lock:
+            self.done = True
+
+    def sqlite_check(self) -> int:
+        """SQLite's progress handler: non-zero stops the statement."""
+        if self.reason is not None:
+            return 1
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.reason = _TIMEOUT
+            return 1
+        return 0
+
+
+class _Watchdog:
+    """One thread per process that sends PostgreSQL's cancel requests: when a running
+    read's deadline passes, and at once for a cancelled call.
+
+    It knows the reads running now (at most one per database thread) and wakes at the
+    earliest of their deadlines, or every ``TICK`` seconds while any runs: a read that
+    starts only tells it when its deadline comes before that wake-up (never, with the
+    service's one timeout above ``TICK``), so reads cost it a set insertion and removal.
+    Idle for ``PARK`` seconds, it sleeps until the next read starts."""
+
+    TICK: Final = 0.05
+    PARK: Final = 1.0
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._running: set[_Running] = set()
+        self._urgent: list[tuple[_Running, str]] = []
+        #: When the thread wakes next (``inf``: parked until a read starts).
+        self._wakes = float("inf")
+        self.thread: threading.Thread | None = None
+
+    def watch(self, read: _Running) -> None:
+        if read.deadline is None:
+            return
+        with self._cond:
+            self._running.add(read)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="read-deadlines", daemon=True)
+                self.thread.start()
+            elif read.deadline < self._wakes:
+                self._cond.notify()
+
+    def forget(self, read: _Running) -> None:
+        with self._cond:
+            self._running.discard(read)
+
+    def stop_now(self, read: _Running, reason: str) -> None:
+        with self._cond:
+            self._urgent.append((read, reason))
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="read-deadlines", daemon=True)
+                self.thread.start()
+            else:
+                self._cond.notify()
+
+    def _due(self) -> list[tuple[_Running, str]]:
+        """Wait for the next deadline or cancel; the reads to stop then."""
+        idle_since = time.monotonic()
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                due = self._urgent
+                self._urgent = []
+                for read in self._running:
+                    if read.deadline is not None and read.deadline <= now:
+                        due.append((read, _TIMEOUT))
+                self._running.difference_update(read for read, _ in due)
+                if due:
+                    return due
+                if self._running:
+                    idle_since = now
+                    earliest = min(r.deadline for r in self._running if r.deadline is not None)
+                    self._wakes = min(earliest, now + self.TICK)
+                elif now - idle_since < self.PARK:
+                    self._wakes = now + self.TICK
+                else:
+                    self._wakes = float("inf")
+                    self._cond.wait()
+                    idle_since = time.monotonic()
+                    continue
+                self._cond.wait(max(0.0, self._wakes - now))
+
+    def _run(self) -> None:
+        while True:
+            for read, reason in self._due():
+                read.stop(reason)
+
+
+_WATCHDOG: Final = _Watchdog()
+
+
+def _run_bounded(
+    operation: Callable[[Any], T], tx: Any, timeout: float | None, canceler: Canceler | None
+) -> T:
+    """``operation(tx)`` with its statements stopped past the deadline or on cancel."""
+    conn: Connection = tx.conn
+    sqlite = conn.dialect.name == "sqlite"
+    deadline = None if timeout is None else time.monotonic() + timeout
+    dbapi = conn.connection.dbapi_connection
+    read = _Running(dbapi, deadline, sqlite=sqlite)
+    if canceler is not None and not canceler._add(read):
+        raise UnavailableError("the request was cancelled: its client went away")
+    if sqlite:
+        dbapi.set_progress_handler(read.sqlite_check, SQLITE_CHECK_OPS)  # type: ignore[union-attr]
+    else:
+        _WATCHDOG.watch(read)
+    failed = False
+    try:
+        return operation(tx)
+    except sa.exc.DBAPIError as exc:
+        failed = True
+        if read.reason is None and not is_interrupted(exc):
+            raise
+        raise _stopped(read.reason, timeout) from exc
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        read.finish()
+        if canceler is not None:
+            canceler._remove(read)
+        if sqlite:
+            dbapi.set_progress_handler(None, SQLITE_CHECK_OPS)  # type: ignore[union-attr]
+        else:
+            _WATCHDOG.forget(read)
+            if failed and read.reason is not None:
+                # A cancel request may still be on its way to this backend: never pool it.
+                conn.invalidate()
+
+
+def _stopped(reason: str | None, timeout: float | None) -> UnavailableError:
+    if reason == _CANCELED:
+        return UnavailableError("the read was stopped: its client went away")
+    if reason == _TIMEOUT and timeout is not None:
+        return UnavailableError(
+            f"the read ran longer than its {timeout:g} s timeout "
+            "(RUNTIME_STORE_READ_TIMEOUT_SECONDS); it was stopped"
+        )
+    return UnavailableError("the database stopped the read's statement; retry")
+
+
+def bounded(operation: Callable[[Any], T], engine: Engine) -> Callable[[Any], T]:
+    """``operation`` (a read of the unit of work, given its ``Tx``) under the engine's
+    read deadline and the current call's canceler; as it is when it has neither."""
+    timeout = read_timeout_of(engine)
+    canceler = _CALL.get()
+    if timeout is None and canceler is None:
+        return operation
+
+    return functools.partial(_run_bounded, operation, timeout=timeout, canceler=canceler)
