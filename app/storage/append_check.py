@@ -1,51 +1,25 @@
-"""The append check (CONTRACT.md 2.3) and the append result (2.4), for every write.
-
-Every record any operation writes goes through ``check_append`` before ``insert``: the
-record's agent and session must be its run's; a record already stored under its event
-key is an exact retry (its original ID) when it is *the same* (1.7: every field of
-``NewRecord``, the payload byte for byte) and an ``event_conflict`` otherwise.
-"""
+"""The append check (CONTRACT.md 2.3, decided in ``app.domain.append``) read in a
+transaction, the insert with the next record ID and session position, and the append
+result (2.4), for every write."""
 
 from __future__ import annotations
 
+from app.domain.append import check_owner, same_record
+from app.domain.state import RunState, SessionState
 from app.domain.validation import NewRecord
-from runtime_store_client import AppendResult, EventConflictError, RunRecordOwnerMismatchError
+from runtime_store_client import AppendResult
 
-from .rows import RunState, SessionState, record_row
+from .rows import record_row
 from .unit_of_work import Tx
 
 
-def check_owner(run: RunState, record: NewRecord) -> None:
-    """The record's agent and session must be its run's (``run_record_owner_mismatch``)."""
-    if record.agent_id != run.agent_id or record.session_id != run.session_id:
-        raise RunRecordOwnerMismatchError(
-            f"record {record.event_key!r} must carry agent {run.agent_id!r} and "
-            f"session {run.session_id!r} of run {run.run_id!r}",
-            run_id=run.run_id,
-            event_key=record.event_key,
-        )
-
-
 def check_append(tx: Tx, run: RunState, record: NewRecord) -> str | None:
-    """The owner and key parts of the append check.
-
-    Returns the ID of the same record when it is already stored (an exact retry),
-    ``None`` when the key is free; raises on another owner or other content.
-    """
+    """The append check (``app.domain.append.append_check``) with the record stored under
+    the key read in this transaction (already read with the run on the hot paths)."""
     check_owner(run, record)
     if run.is_new:
         return None
-    stored = tx.stored_record(run.run_id, record.event_key)
-    if stored is None:
-        return None
-    if stored.record != record:
-        raise EventConflictError(
-            f"event {record.event_key!r} of run {run.run_id!r} is already stored "
-            "with other content",
-            run_id=run.run_id,
-            event_key=record.event_key,
-        )
-    return str(stored.seq)
+    return same_record(run.run_id, tx.stored_record(run.run_id, record.event_key), record)
 
 
 def result(record_id: str, *, inserted: bool, session: SessionState | None) -> AppendResult:

@@ -14,31 +14,24 @@ from collections.abc import Sequence
 from typing import Final
 
 from app.domain import validation as v
+from app.domain.append import batch_steps, named
+from app.domain.state import StoredRecord
 from runtime_store_client import (
     AppendResult,
-    EventConflictError,
     InvalidArgumentError,
     Record,
-    RunNotActiveError,
     StoreError,
 )
 
 from . import fast_path
 from . import statements as st
-from .append_check import check_append, insert, result
+from .append_check import insert, result
 from .context import Context
-from .rows import StoredRecord, stored_record_from_row
+from .rows import stored_record_from_row
 from .unit_of_work import Tx
 
 #: CONTRACT.md 11.2: 1 to 1,000 records per batch.
 MAX_BATCH: Final = 1000
-
-
-def _named(exc: StoreError, event_key: str) -> StoreError:
-    """The error of one record of the batch, naming that record."""
-    if not exc.event_key:
-        exc.event_key = event_key
-    return exc
 
 
 def _check_input(ctx: Context, run_id: str, records: Sequence[Record]) -> list[v.NewRecord]:
@@ -58,7 +51,7 @@ def _check_input(ctx: Context, run_id: str, records: Sequence[Record]) -> list[v
             rec = v.check_ordinary_record(record)
         except StoreError as exc:
             exc.message = f"records[{index}]: {exc.message}"
-            raise _named(exc, key if isinstance(key, str) else "") from None
+            raise named(exc, key if isinstance(key, str) else "") from None
         if rec.run_id != run_id:
             raise InvalidArgumentError(
                 f"records[{index}] belongs to run {rec.run_id!r}, not {run_id!r}",
@@ -69,15 +62,13 @@ def _check_input(ctx: Context, run_id: str, records: Sequence[Record]) -> list[v
     return checked
 
 
-def _prefetch(tx: Tx, run_id: str, keys: list[str]) -> None:
-    """The stored records under the batch's keys, one statement (the append check reads
-    them from ``tx.prefetched``)."""
+def _stored(tx: Tx, run_id: str, keys: list[str]) -> dict[str, StoredRecord | None]:
+    """The stored records under the batch's keys, in one statement."""
     found: dict[str, StoredRecord | None] = dict.fromkeys(keys)
     rows = tx.conn.execute(st.SELECT_RECORDS_BY_KEYS, {"run_id": run_id, "event_keys": keys})
     for row in rows:
         found[row.rec_event_key] = stored_record_from_row(row)
-    for key, stored in found.items():
-        tx.prefetched[(run_id, key)] = stored
+    return found
 
 
 def _append_in_one_statement(
@@ -127,34 +118,15 @@ def append_run_records(ctx: Context, run_id: str, records: Sequence[Record]) -> 
 
     def operation(tx: Tx) -> list[AppendResult]:
         run, session = tx.open_run(run_id)
-        _prefetch(tx, run_id, list(dict.fromkeys(rec.event_key for rec in checked)))
+        stored = _stored(tx, run_id, list(dict.fromkeys(rec.event_key for rec in checked)))
         results: list[AppendResult] = []
-        first: dict[str, tuple[v.NewRecord, AppendResult]] = {}
-        for rec in checked:
-            earlier = first.get(rec.event_key)
-            if earlier is not None:
-                if earlier[0] != rec:
-                    raise EventConflictError(
-                        f"event {rec.event_key!r} appears twice in the batch with other content",
-                        run_id=run_id,
-                        event_key=rec.event_key,
-                    )
-                results.append(result(earlier[1].id, inserted=False, session=session))
-                continue
-            try:
-                stored = check_append(tx, run, rec)
-            except StoreError as exc:
-                raise _named(exc, rec.event_key) from None
-            if stored is not None:
-                outcome = result(stored, inserted=False, session=session)
-            elif run.terminal:
-                raise RunNotActiveError(
-                    f"run {run_id!r} is {run.status.value}", run_id=run_id, event_key=rec.event_key
-                )
+        for rec, step in zip(checked, batch_steps(run, checked, stored), strict=True):
+            if isinstance(step, int):  # a repeat of an earlier record of the batch
+                results.append(result(results[step].id, inserted=False, session=session))
+            elif step is not None:  # an exact retry of a stored record
+                results.append(result(step, inserted=False, session=session))
             else:
-                outcome = insert(tx, run, rec, session)
-            first[rec.event_key] = (rec, outcome)
-            results.append(outcome)
+                results.append(insert(tx, run, rec, session))
         return results
 
     return ctx.uow.write(operation)

@@ -30,21 +30,14 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from app.domain.state import RunState, SessionState
 from runtime_store_client import SessionPurgedError
 
 from . import statements as st
-from .rows import (
-    RUN_COLUMNS,
-    RUN_MUTABLE,
-    SESSION_MUTABLE,
-    label_rows,
-    session_from_row,
-    values_of,
-)
+from .rows import RUN_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE, label_rows, session_from_row, values_of
 
 if TYPE_CHECKING:
     from .driver import DriverStatement
-    from .rows import RunState, SessionState
     from .unit_of_work import Tx
 
 

@@ -39,6 +39,7 @@ from app.domain import payloads
 from app.domain import validation as v
 from app.domain.commands import check_terminal_against_run
 from app.domain.limits import Limits
+from app.domain.state import RunState, SessionRowStatus, SessionState
 from app.domain.times import to_millis
 from runtime_store_client import (
     Checkpoint,
@@ -62,24 +63,8 @@ from .context import Context
 from .engine import WRITE_OPTION
 from .export import FORMAT, KEY_COLUMNS
 from .memory import memory_row
-from .rows import (
-    NEW_RECORD_FIELDS,
-    RUN_COLUMNS,
-    RunState,
-    SessionState,
-    label_rows,
-    session_of,
-    values_of,
-)
-from .schema import (
-    SessionRowStatus,
-    memory_batches,
-    memory_events,
-    run_records,
-    run_tombstones,
-    runs,
-    sessions,
-)
+from .rows import NEW_RECORD_FIELDS, RUN_COLUMNS, label_rows, session_of, values_of
+from .schema import memory_batches, memory_events, run_records, run_tombstones, runs, sessions
 from .unit_of_work import is_transient
 
 E = TypeVar("E", bound=StrEnum)

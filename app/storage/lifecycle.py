@@ -11,6 +11,7 @@ from __future__ import annotations
 from app.domain import validation as v
 from app.domain.commands import check_terminal_against_run
 from app.domain.payloads import RunCompletedPayload
+from app.domain.state import RunState, SessionState
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
@@ -28,7 +29,6 @@ from runtime_store_client import (
 from . import fast_path
 from .append_check import check_append, insert, result
 from .context import Context
-from .rows import RunState, SessionState
 from .unit_of_work import Tx
 
 

@@ -20,6 +20,7 @@ from typing import Final
 import sqlalchemy as sa
 
 from app.domain import validation as v
+from app.domain.state import SessionRowStatus
 from app.observability import metrics
 from runtime_store_client import (
     RunStatus,
@@ -30,7 +31,6 @@ from runtime_store_client import (
 
 from .context import Context
 from .schema import (
-    SessionRowStatus,
     checkpoints,
     memory_batches,
     memory_events,

@@ -19,10 +19,11 @@ import sqlalchemy as sa
 
 from app.domain import cursors
 from app.domain import validation as v
-from runtime_store_client import AppendResult, Page, Record, RunNotActiveError, UnavailableError
+from app.domain.append import ordinary_append
+from runtime_store_client import AppendResult, Page, Record, UnavailableError
 
 from . import fast_path
-from .append_check import check_append, insert, result
+from .append_check import insert, result
 from .context import Context
 from .driver import DriverStatement
 from .rows import RECORD_COLUMNS, records_from_rows
@@ -44,11 +45,9 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(rec.run_id, rec.event_key)
-        stored = check_append(tx, run, rec)
-        if stored is not None:
-            return result(stored, inserted=False, session=session)
-        if run.terminal:
-            raise RunNotActiveError(f"run {run.run_id!r} is {run.status.value}", run_id=run.run_id)
+        retried = ordinary_append(run, rec, tx.stored_record(run.run_id, rec.event_key))
+        if retried is not None:
+            return result(retried, inserted=False, session=session)
         return insert(tx, run, rec, session)
 
     return ctx.uow.write(operation)

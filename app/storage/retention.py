@@ -41,13 +41,13 @@ from urllib.parse import quote
 import sqlalchemy as sa
 
 from app.domain.retention import RetentionPolicy
+from app.domain.state import SessionRowStatus
 from runtime_store_client import RunStatus, StoreError
 
 from . import purge
 from .context import Context
 from .export import export_session
 from .schema import (
-    SessionRowStatus,
     checkpoints,
     memory_batches,
     memory_events,

@@ -13,11 +13,12 @@ import enum
 import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, Final, TypeVar
 
 import sqlalchemy as sa
 
+from app.domain.state import RunState, SessionRowStatus, SessionState, StoredRecord
 from app.domain.times import from_millis
 from app.domain.validation import NewRecord
 from runtime_store_client import (
@@ -26,79 +27,12 @@ from runtime_store_client import (
     RunStartOutcome,
     RunStatus,
     Session,
-    SessionStatus,
 )
 from runtime_store_client._records import trusted_record
 
-from .schema import SessionRowStatus, run_records, runs, sessions
+from .schema import run_records, runs, sessions
 
 S = TypeVar("S")
-
-
-@dataclass(slots=True)
-class SessionState:
-    """A session row (fields: the ``sessions`` columns, in order)."""
-
-    session_id: str
-    status: SessionRowStatus
-    created_at_ms: int
-    ended_at_ms: int | None
-    purged_at_ms: int | None
-    record_count: int
-    dirty: bool = False
-    #: A column other than the counter changed (else the flush updates ``record_count`` only:
-    #: SQLite rewrites the index entries of every column an UPDATE sets, changed or not).
-    state_changed: bool = False
-
-    @property
-    def purged(self) -> bool:
-        return self.status is SessionRowStatus.PURGED
-
-    @property
-    def contract_status(self) -> SessionStatus:
-        return SessionStatus(self.status.value)
-
-
-@dataclass(slots=True)
-class RunState:
-    """A run row (fields: the ``runs`` columns, in order); ``session_id`` "" when none.
-
-    ``labels`` is the canonical JSON text of the label map, compared as a string.
-    """
-
-    run_id: str
-    agent_id: str
-    session_id: str
-    parent_run_id: str
-    status: RunStatus
-    start_outcome: RunStartOutcome
-    started_at_ms: int
-    updated_at_ms: int
-    labels: str
-    cancellation_reason: str
-    record_count: int
-    start_key: str
-    parent_link_key: str | None = None
-    cancellation_key: str | None = None
-    suspension_key: str | None = None
-    terminal_key: str | None = None
-    successor_run_id: str = ""
-    is_new: bool = False
-    dirty: bool = False
-    #: A column other than ``record_count`` changed (see ``SessionState.state_changed``).
-    state_changed: bool = False
-
-    @property
-    def terminal(self) -> bool:
-        return self.status.is_terminal
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRecord:
-    """A stored record as the append check compares it (1.7), with its record ID."""
-
-    seq: int
-    record: NewRecord
 
 
 def _plain(value: Any) -> Any:

@@ -11,16 +11,9 @@ import enum
 
 import sqlalchemy as sa
 
+from app.domain.state import SessionRowStatus
 from app.domain.tokens import Role
-from runtime_store_client import RunStartOutcome, RunStatus, SessionStatus
-
-
-class SessionRowStatus(enum.StrEnum):
-    """A session row's status: the contract's two, and ``purged`` for a tombstone row."""
-
-    ACTIVE = SessionStatus.ACTIVE.value
-    ENDED = SessionStatus.ENDED.value
-    PURGED = "purged"
+from runtime_store_client import RunStartOutcome, RunStatus
 
 
 def _one_of(column: str, values: type[enum.StrEnum]) -> str:

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from app.domain import cursors
 from app.domain import validation as v
+from app.domain.state import SessionRowStatus, SessionState
 from app.domain.times import from_millis, to_millis
 from runtime_store_client import (
     InvalidArgumentError,
@@ -25,8 +26,8 @@ from runtime_store_client import (
 )
 
 from .context import Context
-from .rows import SessionState, run_from_row, run_meta, session_of
-from .schema import SessionRowStatus, runs, sessions
+from .rows import run_from_row, run_meta, session_of
+from .schema import runs, sessions
 from .unit_of_work import Tx, purged_error
 
 

@@ -12,6 +12,8 @@ keys must match; the records go through the append check), and otherwise creates
 from __future__ import annotations
 
 from app.domain import validation as v
+from app.domain.append import check_owner
+from app.domain.state import RunState, SessionState
 from runtime_store_client import (
     AppendResult,
     CancellationReason,
@@ -32,10 +34,9 @@ from runtime_store_client import (
 )
 
 from . import fast_path
-from .append_check import check_append, check_owner, expect_stored, insert
+from .append_check import check_append, expect_stored, insert
 from .context import Context
 from .fast_path import StartResults
-from .rows import RunState, SessionState
 from .sessions import not_found
 from .unit_of_work import Tx, purged_error
 

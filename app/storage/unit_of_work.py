@@ -30,6 +30,7 @@ from typing import Any, Final, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from app.domain.state import RunState, SessionState, StoredRecord
 from app.domain.validation import NewRun
 from app.observability import metrics
 from runtime_store_client import (
@@ -45,14 +46,7 @@ from runtime_store_client import (
 from . import statements as st
 from .dialects import Dialect, dialect_of
 from .engine import WRITE_OPTION
-from .rows import (
-    RunState,
-    SessionState,
-    StoredRecord,
-    run_from_row,
-    session_from_row,
-    stored_record_from_row,
-)
+from .rows import run_from_row, session_from_row, stored_record_from_row
 
 T = TypeVar("T")
 

@@ -17,8 +17,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from app.domain.state import SessionRowStatus
 from app.storage.fast_path import FUNCTIONS, Outcome, SqlFunction
-from app.storage.schema import SessionRowStatus
 from runtime_store_client import RunStartOutcome, RunStatus, SessionStatus
 
 VERSIONS = Path(__file__).resolve().parents[2] / "alembic" / "versions"

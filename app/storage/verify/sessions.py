@@ -16,7 +16,9 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from ..schema import SessionRowStatus, checkpoints, run_records, run_tombstones, runs, sessions
+from app.domain.state import SessionRowStatus
+
+from ..schema import checkpoints, run_records, run_tombstones, runs, sessions
 from .facts import RecordStats, RunChecks, RunFacts
 from .reading import KeyRange, is_one_to, pages, sequence_problems, session_rows
 from .report import DANGLING_ROWS, PURGED_SESSION, SESSION_POSITIONS, VerifyReport, Violation
