@@ -259,7 +259,7 @@ def start_one_shot_child_run(
     def operation(tx: Tx) -> OneShotChildRunStartResult:
         parent = tx.existing_run(new.parent_run_id)
         if not parent.session_id:
-            parent = tx.dialect.lock_sessionless(tx, parent)
+            parent = tx.lock_sessionless(parent)
         existing = _existing(tx, new)
         if existing is not None:
             starts.check_retry(existing, new, started_rec, link=link_rec)
