@@ -109,7 +109,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             safety_seconds=settings.tail_safety_seconds,
             poll_seconds=settings.tail_poll_seconds,
         )
-        if engine.dialect.name == "sqlite":  # PostgreSQL's own NOTIFY wakes every worker
+        if not app.state.store.commits_notified_by_database:
             app.state.store.watch_commits(notifications.committed)
         await notifications.start()
         # Retention sweeps (CONTRACT.md 11.4), one replica at a time, when configured.

@@ -120,6 +120,24 @@ class Dialect(abc.ABC):
         a deferred transaction in WAL mode already does, from its first read."""
         del conn
 
+    @contextmanager
+    def read_only(self, conn: Connection) -> Iterator[None]:
+        """Make ``conn`` refuse writes for the block (``db verify``). PostgreSQL: its
+        snapshots are begun READ ONLY (``begin_snapshot``), nothing to do here."""
+        del conn
+        yield
+
+    @contextmanager
+    def one_at_a_time(self, engine: Engine, key: int) -> Iterator[None]:
+        """Wait until no other process holds the job ``key`` and hold it for the block
+        (migrations). SQLite: one process serves a file; its writes serialise anyway."""
+        del engine, key
+        yield
+
+    #: Whether the database itself tells every worker what each commit wrote (PostgreSQL's
+    #: NOTIFY triggers); else the store tells its own worker (``SqlStore.watch_commits``).
+    notifies_commits = False
+
     def insert_many(self, conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
         """Insert many rows at once (an import's batches); SQLite: one executemany."""
         conn.execute(table.insert(), rows)
@@ -162,6 +180,17 @@ class SqliteDialect(Dialect):
     def pause_between_batches(self, elapsed: float) -> None:
         time.sleep(elapsed)
 
+    @contextmanager
+    def read_only(self, conn: Connection) -> Iterator[None]:
+        conn.exec_driver_sql("PRAGMA query_only = ON")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.rollback()
+            conn.exec_driver_sql("PRAGMA query_only = OFF")
+            conn.commit()
+
 
 class PostgresDialect(Dialect):
     """PostgreSQL. With ``fast_path`` off (``RUNTIME_STORE_PG_FAST_PATH=off``) every write
@@ -200,6 +229,18 @@ class PostgresDialect(Dialect):
         return st.SELECT_RUN_DRIVER.first(conn, {"run_id": run_id})
 
     reads_in_autocommit = True
+    notifies_commits = True
+
+    @contextmanager
+    def one_at_a_time(self, engine: Engine, key: int) -> Iterator[None]:
+        """A session-level advisory lock, waited for, on its own connection."""
+        with engine.connect() as conn:
+            conn.execute(sa.select(sa.func.pg_advisory_lock(key)))
+            try:
+                yield
+            finally:
+                conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+                conn.commit()
 
     def begin_snapshot(self, conn: Connection) -> None:
         conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
