@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 from app.domain.state import RunState, SessionState
 
 from . import statements as st
+from .driver import as_sqlalchemy_errors
 from .rows import RUN_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE, label_rows, values_of
 
 if TYPE_CHECKING:
@@ -252,26 +253,11 @@ class PostgresDialect(Dialect):
         errors come back as SQLAlchemy's, as from any statement."""
         names = tuple(rows[0])
         sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
-        dbapi = conn.dialect.loaded_dbapi
         driver = conn.connection.driver_connection
         assert driver is not None
-        try:
-            with driver.cursor() as cursor, cursor.copy(sql) as copy:
-                for row in rows:
-                    copy.write_row([row[name] for name in names])
-        except dbapi.Error as exc:  # as driver.py maps the errors of its statements
-            invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-            if invalidated:
-                conn.invalidate(exc)
-            raise sa.exc.DBAPIError.instance(
-                sql,
-                None,
-                exc,
-                dbapi.Error,
-                hide_parameters=True,
-                connection_invalidated=invalidated,
-                dialect=conn.dialect,
-            ) from exc
+        with as_sqlalchemy_errors(conn, sql), driver.cursor() as cursor, cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row([row[name] for name in names])
 
     @contextmanager
     def exclusive(self, engine: Engine, name: str) -> Iterator[bool]:
