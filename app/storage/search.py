@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 
-from app.domain import cursors
+from app.domain import cursors, filters
 from app.domain import validation as v
 from app.domain.times import to_millis
 from runtime_store_client import (
@@ -42,18 +42,6 @@ from .unit_of_work import Tx
 
 _ALL_RUN_STATUSES = sorted(status.value for status in RunStatus)
 _LISTED_SESSION_STATUSES = sorted(status.value for status in SessionStatus)
-
-
-def _statuses(values: Sequence[Any], kind: type[RunStatus] | type[SessionStatus]) -> list[str]:
-    if isinstance(values, str):
-        values = [values]
-    try:
-        return sorted({kind(value).value for value in values})
-    except ValueError:
-        raise InvalidArgumentError(
-            f"unknown {kind.__name__} in {list(values)!r}; one of "
-            f"{sorted(status.value for status in kind)}"
-        ) from None
 
 
 def _time(value: datetime | None, what: str) -> int | None:
@@ -136,7 +124,7 @@ def list_sessions(
 ) -> SessionPage:
     """Sessions newest first, ties by ID; purged sessions never (11.1)."""
     size = cursors.check_limit(limit, ctx.page_max)
-    wanted = _statuses(statuses, SessionStatus) or _LISTED_SESSION_STATUSES
+    wanted = filters.statuses(statuses, SessionStatus) or _LISTED_SESSION_STATUSES
     after_ms = _time(created_after, "created_after")
     before_ms = _time(created_before, "created_before")
     binding = cursors.filters_digest([wanted, after_ms, before_ms])
@@ -208,7 +196,7 @@ def check_run_filters(
     if "" in checked:  # labels are JSON text: NUL allowed, surrogates refused (2.6)
         raise InvalidArgumentError("a label filter needs a non-empty key")
     return RunFilters(
-        statuses=_statuses(statuses, RunStatus) or _ALL_RUN_STATUSES,
+        statuses=filters.statuses(statuses, RunStatus) or _ALL_RUN_STATUSES,
         agent_id=agent_id,
         session_id=session_id,
         parent_run_id=parent_run_id,
