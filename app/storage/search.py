@@ -135,15 +135,15 @@ def list_sessions(
     params.update({f"status_{i}": status for i, status in enumerate(wanted)})
 
     def operation(tx: Tx) -> SessionPage:
-        rows = tx.conn.execute(query, params).all()
-        page = [session_of(session_from_row(row)) for row in rows[:size]]
-        next_cursor = ""
-        if len(rows) > size:
-            last = rows[size - 1]
-            next_cursor = codec.seal(
+        rows, next_cursor = cursors.keyset_page(
+            tx.conn.execute(query, params).all(),
+            size,
+            lambda last: codec.seal(
                 cursors.SESSIONS, binding, [last.created_at_ms, last.session_id]
-            )
-        return SessionPage(sessions=page, next_cursor=next_cursor)
+            ),
+        )
+        sessions = [session_of(session_from_row(row)) for row in rows]
+        return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
     return ctx.uow.read(operation)
 
@@ -303,12 +303,11 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
     query, params = _run_statement(filters, position, size + 1)
 
     def operation(tx: Tx) -> RunPage:
-        rows = tx.conn.execute(query, params).all()
-        page = [run_meta(run_from_row(row)) for row in rows[:size]]
-        next_cursor = ""
-        if len(rows) > size:
-            last = rows[size - 1]
-            next_cursor = codec.seal(cursors.RUNS, binding, [last.started_at_ms, last.run_id])
-        return RunPage(runs=page, next_cursor=next_cursor)
+        rows, next_cursor = cursors.keyset_page(
+            tx.conn.execute(query, params).all(),
+            size,
+            lambda last: codec.seal(cursors.RUNS, binding, [last.started_at_ms, last.run_id]),
+        )
+        return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
     return ctx.uow.read(operation)

@@ -128,14 +128,13 @@ def list_session_runs(
                 > sa.tuple_(sa.literal(after[0]), sa.literal(after[1]))
             )
         query = query.order_by(runs.c.started_at_ms, runs.c.run_id).limit(size + 1)
-        rows = tx.conn.execute(query).all()
-        page = [run_meta(run_from_row(row)) for row in rows[:size]]
-        next_cursor = ""
-        if len(rows) > size:
-            last = rows[size - 1]
-            next_cursor = codec.seal(
+        rows, next_cursor = cursors.keyset_page(
+            tx.conn.execute(query).all(),
+            size,
+            lambda last: codec.seal(
                 cursors.SESSION_RUNS, binding, [last.started_at_ms, last.run_id]
-            )
-        return RunPage(runs=page, next_cursor=next_cursor)
+            ),
+        )
+        return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
     return ctx.uow.read(operation)
