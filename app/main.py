@@ -16,6 +16,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
 from .api.auth import AuthMode
+from .api.body_depth import BodyDepthLimit
 from .api.body_limit import IMPORT_ROUTE, BodySizeLimit
 from .api.docs import DocsSecurityHeaders
 from .api.exact_path import ExactPath
@@ -115,7 +116,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             safety_seconds=settings.tail_safety_seconds,
             poll_seconds=settings.tail_poll_seconds,
         )
-        if engine.dialect.name == "sqlite":  # PostgreSQL's own NOTIFY wakes every worker
+        if not app.state.store.commits_notified_by_database:
             app.state.store.watch_commits(notifications.committed)
         await notifications.start()
         # Retention sweeps (CONTRACT.md 11.4), one replica at a time, when configured.
@@ -161,6 +162,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         app.include_router(metrics_router)
     app.state.metrics_open_to_loopback = settings.metrics_open_to_loopback
     install_problem_handlers(app)
+    # Innermost of the body bounds: scans a body BodySizeLimit has already bounded.
+    app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
     app.add_middleware(CancelOnDisconnect)  # innermost: store calls end with their client
     app.add_middleware(
         BodySizeLimit,

@@ -37,7 +37,7 @@ from runtime_store_client import (
 from runtime_store_client.errors import STATUS_BY_CODE
 
 from .auth import refuse_unauthorized
-from .body_depth import BodyDepthLimit, body_too_deep, too_deep_detail
+from .body_depth import body_too_deep, too_deep_detail
 from .media_types import JSON, UNSUPPORTED_MEDIA_TYPE, UnsupportedMediaTypeError, refusal
 from .nosniff import NOSNIFF_NAME, NOSNIFF_VALUE
 from .request_id import request_id_of
@@ -329,16 +329,11 @@ class UnexpectedErrors:
 
 
 def install_problem_handlers(app: FastAPI) -> None:
-    """The handlers that answer every error with a problem, and the JSON depth bound on
-    request bodies whose refusal ``_validation_error`` answers (``BodyDepthLimit``: added
-    here, before ``create_app`` adds ``BodySizeLimit``, so it runs inside it and scans the
-    body that middleware has already bounded and buffered)."""
+    """The handlers that answer every error with a problem (a body too deep for
+    ``BodyDepthLimit`` included: ``_validation_error`` answers its refusal)."""
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    from .body_limit import IMPORT_ROUTE  # here: body_limit imports this module
-
-    app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
 
 
 #: What every route can answer; ``StoreError`` stands for ``internal``.

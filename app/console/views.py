@@ -12,9 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-#: Run statuses after which nothing is appended (CONTRACT.md 1.2; a suspended run may be
-#: repaired to a terminal status, so its tail stays open).
-FINISHED: Final = frozenset({"completed", "failed", "canceled"})
+from runtime_store_client import LifecycleRecordType, RunStatus
+
+#: Run statuses after which nothing is appended (a suspended run may be repaired to a
+#: final status, so its tail stays open).
+FINISHED: Final = frozenset(status.value for status in RunStatus if status.is_finished)
 #: Payloads up to this many bytes are shown open in the timeline.
 OPEN_PAYLOAD_BYTES: Final = 600
 
@@ -160,7 +162,7 @@ def run_facts(records: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         if record.get("type") == "run_started":
             facts["predecessor_run_id"] = str(payload.get("PredecessorRunID") or "")
-        elif record.get("type") == "run_completed":
+        elif record.get("type") == LifecycleRecordType.RUN_COMPLETED:
             facts["outcome"] = {
                 "status": str(payload.get("status", "")),
                 "failure": payload.get("failure")

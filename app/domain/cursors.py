@@ -19,10 +19,12 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
 
 from runtime_store_client import InvalidArgumentError
+
+R = TypeVar("R")
 
 _DECIMAL: Final = re.compile(r"[1-9][0-9]{0,18}")
 #: Longer than any cursor the store issues (IDs are bounded); checked before anything else.
@@ -107,3 +109,11 @@ def check_limit(limit: int, maximum: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise InvalidArgumentError("limit must be a positive integer")
     return min(limit, maximum)
+
+
+def keyset_page(rows: Sequence[R], size: int, seal: Callable[[R], str]) -> tuple[Sequence[R], str]:
+    """A page from a keyset read of ``size + 1`` rows: its first ``size`` rows, and the
+    cursor after the last of them (``seal``) when the read found more, else ""."""
+    if len(rows) > size:
+        return rows[:size], seal(rows[size - 1])
+    return rows, ""

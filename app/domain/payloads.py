@@ -13,20 +13,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from runtime_store_client import InvalidArgumentError, RunStatus
+from runtime_store_client import InvalidArgumentError, LifecycleRecordType, RunStatus
 
 from .json_bounds import check_text_depth
 
-RUN_STARTED: Final = "run_started"
-CHILD_RUN_LINKED: Final = "child_run_linked"
-CANCELLATION_INTENT: Final = "runtime.cancellation_intent"
-RUN_SUSPENDED: Final = "run_suspended"
-RUN_COMPLETED: Final = "run_completed"
+RUN_STARTED: Final = LifecycleRecordType.RUN_STARTED.value
+CHILD_RUN_LINKED: Final = LifecycleRecordType.CHILD_RUN_LINKED.value
+CANCELLATION_INTENT: Final = LifecycleRecordType.CANCELLATION_INTENT.value
+RUN_SUSPENDED: Final = LifecycleRecordType.RUN_SUSPENDED.value
+RUN_COMPLETED: Final = LifecycleRecordType.RUN_COMPLETED.value
 
 #: Record types only lifecycle operations may write.
-LIFECYCLE_TYPES: Final = frozenset(
-    {RUN_STARTED, CHILD_RUN_LINKED, CANCELLATION_INTENT, RUN_SUSPENDED, RUN_COMPLETED}
-)
+LIFECYCLE_TYPES: Final = frozenset(kind.value for kind in LifecycleRecordType)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 

@@ -288,9 +288,6 @@ def check_suspension(run_id: str, checkpoint: Checkpoint, record: Record) -> New
     return checked
 
 
-TERMINAL_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELED})
-
-
 def check_terminal(
     run_id: str, status: RunStatus | str, record: Record
 ) -> tuple[RunStatus, NewRecord, payloads.RunCompletedPayload]:
@@ -300,7 +297,7 @@ def check_terminal(
         terminal = RunStatus(status)
     except ValueError:
         raise InvalidArgumentError(f"status {status!r} is not a run status") from None
-    if terminal not in TERMINAL_STATUSES:
+    if not terminal.is_finished:
         raise InvalidArgumentError("status must be completed, failed or canceled")
     checked = _check_command_record(record, run_id, payloads.RUN_COMPLETED)
     payload = payloads.decode_run_completed(checked.payload)

@@ -25,30 +25,30 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from app.domain.state import RunState, SessionState
-from runtime_store_client import SessionPurgedError
 
 from . import statements as st
-from .rows import RUN_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE, label_rows, session_from_row, values_of
+from .driver import as_sqlalchemy_errors
+from .rows import RUN_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE, label_rows, values_of
 
 if TYPE_CHECKING:
     from .driver import DriverStatement
-    from .unit_of_work import Tx
 
 
-def _require_live(session: SessionState | None, run: RunState) -> SessionState:
-    if session is None or session.purged:
-        raise SessionPurgedError(
-            f"session {run.session_id!r} was purged",
-            run_id=run.run_id,
-            session_id=run.session_id,
-        )
-    return session
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """What a transaction buffered, flushed just before its commit."""
+
+    runs: Sequence[RunState]
+    sessions: Sequence[SessionState]
+    checkpoints: list[dict[str, Any]]
+    records: list[dict[str, Any]]
 
 
 class Dialect(abc.ABC):
@@ -57,25 +57,24 @@ class Dialect(abc.ABC):
     name = ""
 
     @abc.abstractmethod
-    def open_run(
-        self, tx: Tx, run_id: str, event_key: str | None
-    ) -> tuple[RunState, SessionState | None]:
-        """A run about to be written, its writers' lock held, with its live session.
+    def lock_run(self, conn: Connection, run_id: str, event_key: str | None) -> tuple[Any, Any]:
+        """The rows of a run about to be written, its writers' lock held: the run's row
+        (``None``: no such run) and its session's row (``None``: sessionless, or gone).
 
-        With ``event_key`` the record stored under it is read in the same statement and
-        kept for the append check (``Tx.stored_record``).
+        With ``event_key`` the run's row also holds the record stored under that key
+        (``rec_*`` columns, all NULL when none), read in the same statement.
         """
 
     def fetch_all(
-        self, tx: Tx, statement: DriverStatement, params: dict[str, Any]
+        self, conn: Connection, statement: DriverStatement, params: dict[str, Any]
     ) -> Sequence[Sequence[Any]]:
         """Every row of a read, by position (a page's keys and records); SQLite through
         SQLAlchemy."""
-        return tx.conn.execute(statement.statement, params).all()
+        return conn.execute(statement.statement, params).all()
 
-    def select_run(self, tx: Tx, run_id: str) -> Any:
+    def select_run(self, conn: Connection, run_id: str) -> Any:
         """The run's row read without a lock, or ``None``; SQLite through SQLAlchemy."""
-        return tx.conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
+        return conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
 
     #: Whether the common writes take PostgreSQL's fast path (``fast_path/``): SQL
     #: functions answering in one round trip, or refusing to the Python path.
@@ -84,33 +83,33 @@ class Dialect(abc.ABC):
     #: COMMITTED, where a read transaction is no snapshot, only two more round trips.
     reads_in_autocommit = False
 
-    def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:  # noqa: ARG002
-        """A sessionless run about to be written (a one-shot parent), its lock held; on
-        SQLite the transaction's database lock already is."""
-        return run
+    def lock_sessionless(self, conn: Connection, run_id: str) -> Any:  # noqa: ARG002
+        """The row of a sessionless run about to be written (a one-shot parent), its lock
+        held; ``None`` when the row already read is current: on SQLite the transaction's
+        database lock already is the lock."""
+        return None
 
-    def flush(self, tx: Tx) -> None:
-        """Send every buffered write of ``tx``: new runs, changed runs and sessions,
-        checkpoints, then records."""
-        conn = tx.conn
-        new_runs = [run for run in tx.runs.values() if run.is_new]
+    def flush(self, conn: Connection, writes: Writes) -> None:
+        """Send every buffered write: new runs, changed runs and sessions, checkpoints,
+        then records."""
+        new_runs = [run for run in writes.runs if run.is_new]
         if new_runs:
             conn.execute(st.INSERT_RUN, [values_of(run, RUN_COLUMNS) for run in new_runs])
             labels = [row for run in new_runs for row in label_rows(run)]
             if labels:
                 conn.execute(st.INSERT_RUN_LABELS, labels)
-        for run in tx.runs.values():
+        for run in writes.runs:
             if run.dirty and not run.is_new:
                 update = st.UPDATE_RUN if run.state_changed else st.UPDATE_RUN_COUNT
                 conn.execute(update, _run_update(run))
-        for session in tx.sessions.values():
+        for session in writes.sessions:
             if session.dirty:
                 update = st.UPDATE_SESSION if session.state_changed else st.UPDATE_SESSION_COUNT
                 conn.execute(update, _session_update(session))
-        if tx.checkpoints:
-            conn.execute(st.INSERT_CHECKPOINT, tx.checkpoints)
-        if tx.records:
-            conn.execute(st.INSERT_RECORD, tx.records)
+        if writes.checkpoints:
+            conn.execute(st.INSERT_CHECKPOINT, writes.checkpoints)
+        if writes.records:
+            conn.execute(st.INSERT_RECORD, writes.records)
 
     def pause_between_batches(self, elapsed: float) -> None:
         """Called after each purge batch that took ``elapsed`` seconds; no pause by default
@@ -121,6 +120,24 @@ class Dialect(abc.ABC):
         """Make the transaction just begun on ``conn`` read one consistent snapshot. SQLite:
         a deferred transaction in WAL mode already does, from its first read."""
         del conn
+
+    @contextmanager
+    def read_only(self, conn: Connection) -> Iterator[None]:
+        """Make ``conn`` refuse writes for the block (``db verify``). PostgreSQL: its
+        snapshots are begun READ ONLY (``begin_snapshot``), nothing to do here."""
+        del conn
+        yield
+
+    @contextmanager
+    def one_at_a_time(self, engine: Engine, key: int) -> Iterator[None]:
+        """Wait until no other process holds the job ``key`` and hold it for the block
+        (migrations). SQLite: one process serves a file; its writes serialise anyway."""
+        del engine, key
+        yield
+
+    #: Whether the database itself tells every worker what each commit wrote (PostgreSQL's
+    #: NOTIFY triggers); else the store tells its own worker (``SqlStore.watch_commits``).
+    notifies_commits = False
 
     def insert_many(self, conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
         """Insert many rows at once (an import's batches); SQLite: one executemany."""
@@ -150,31 +167,30 @@ def _session_update(session: SessionState) -> dict[str, Any]:
 class SqliteDialect(Dialect):
     name = "sqlite"
 
-    def open_run(
-        self, tx: Tx, run_id: str, event_key: str | None
-    ) -> tuple[RunState, SessionState | None]:
+    def lock_run(self, conn: Connection, run_id: str, event_key: str | None) -> tuple[Any, Any]:
         # The transaction already holds the database's write lock.
-        run = self._read_run(tx, run_id, event_key)
-        if not run.session_id:
-            return run, None
-        session = _require_live(tx.session(run.session_id, lock=False), run)
-        return run, tx.keep_session(session)
-
-    @staticmethod
-    def _read_run(tx: Tx, run_id: str, event_key: str | None) -> RunState:
         if event_key is None:
-            found = tx.run(run_id)
-            if found is None:
-                raise tx.missing_run_error(run_id)
-            return found
-        params = {"run_id": run_id, "event_key": event_key}
-        row = tx.conn.execute(st.SELECT_RUN_AND_RECORD.statement, params).first()
-        if row is None:
-            raise tx.missing_run_error(run_id)
-        return tx.run_and_record(row, event_key)
+            row = conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
+        else:
+            params = {"run_id": run_id, "event_key": event_key}
+            row = conn.execute(st.SELECT_RUN_AND_RECORD.statement, params).first()
+        if row is None or row.session_id is None:
+            return row, None
+        return row, conn.execute(st.SELECT_SESSION, {"session_id": row.session_id}).first()
 
     def pause_between_batches(self, elapsed: float) -> None:
         time.sleep(elapsed)
+
+    @contextmanager
+    def read_only(self, conn: Connection) -> Iterator[None]:
+        conn.exec_driver_sql("PRAGMA query_only = ON")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.rollback()
+            conn.exec_driver_sql("PRAGMA query_only = OFF")
+            conn.commit()
 
 
 class PostgresDialect(Dialect):
@@ -186,49 +202,46 @@ class PostgresDialect(Dialect):
     def __init__(self, *, fast_path: bool = True) -> None:
         self.fast_path = fast_path
 
-    def open_run(
-        self, tx: Tx, run_id: str, event_key: str | None
-    ) -> tuple[RunState, SessionState | None]:
-        locked = st.LOCK_SESSION_OF_RUN.first(tx.conn, {"run_id": run_id})
-        if locked is None:  # a sessionless run (its own row is the lock), or no run at all
-            run = self._read_run(tx, run_id, event_key, lock=True)
-            if run.session_id:  # its session row vanished under us: only purge does that
-                raise SessionPurgedError(f"session {run.session_id!r} was purged", run_id=run_id)
-            return run, None
-        session = tx.keep_session(session_from_row(locked))
-        run = self._read_run(tx, run_id, event_key, lock=False)
-        return run, _require_live(session, run)
-
-    @staticmethod
-    def _read_run(tx: Tx, run_id: str, event_key: str | None, *, lock: bool) -> RunState:
+    def lock_run(self, conn: Connection, run_id: str, event_key: str | None) -> tuple[Any, Any]:
+        session = st.LOCK_SESSION_OF_RUN.first(conn, {"run_id": run_id})
+        # Under the session's lock the run is read without one (the hot path); a sessionless
+        # run (or none at all) is its own lock.
+        lock = session is None
         if event_key is None:
-            found = tx.run(run_id, lock=lock)
-            if found is None:
-                raise tx.missing_run_error(run_id)
-            return found
+            if lock:
+                return conn.execute(st.LOCK_RUN, {"run_id": run_id}).first(), None
+            return st.SELECT_RUN_DRIVER.first(conn, {"run_id": run_id}), session
         params = {"run_id": run_id, "event_key": event_key}
         if lock:
-            row = tx.conn.execute(st.LOCK_RUN_AND_RECORD, params).first()
-        else:  # under the session's lock: the hot path
-            row = st.SELECT_RUN_AND_RECORD.first(tx.conn, params)
-        if row is None:
-            raise tx.missing_run_error(run_id)
-        return tx.run_and_record(row, event_key)
+            return conn.execute(st.LOCK_RUN_AND_RECORD, params).first(), None
+        return st.SELECT_RUN_AND_RECORD.first(conn, params), session
 
-    def lock_sessionless(self, tx: Tx, run: RunState) -> RunState:
-        return tx.run(run.run_id, lock=True) or run
+    def lock_sessionless(self, conn: Connection, run_id: str) -> Any:
+        return conn.execute(st.LOCK_RUN, {"run_id": run_id}).first()
 
     def fetch_all(
-        self, tx: Tx, statement: DriverStatement, params: dict[str, Any]
+        self, conn: Connection, statement: DriverStatement, params: dict[str, Any]
     ) -> Sequence[Sequence[Any]]:
         """On the driver connection: plain tuples, no SQLAlchemy row per record."""
-        return statement.all(tx.conn, params)
+        return statement.all(conn, params)
 
-    def select_run(self, tx: Tx, run_id: str) -> Any:
+    def select_run(self, conn: Connection, run_id: str) -> Any:
         """On the driver connection (reads of one run: ``load_run``, a page's run)."""
-        return st.SELECT_RUN_DRIVER.first(tx.conn, {"run_id": run_id})
+        return st.SELECT_RUN_DRIVER.first(conn, {"run_id": run_id})
 
     reads_in_autocommit = True
+    notifies_commits = True
+
+    @contextmanager
+    def one_at_a_time(self, engine: Engine, key: int) -> Iterator[None]:
+        """A session-level advisory lock, waited for, on its own connection."""
+        with engine.connect() as conn:
+            conn.execute(sa.select(sa.func.pg_advisory_lock(key)))
+            try:
+                yield
+            finally:
+                conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+                conn.commit()
 
     def begin_snapshot(self, conn: Connection) -> None:
         conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -240,26 +253,11 @@ class PostgresDialect(Dialect):
         errors come back as SQLAlchemy's, as from any statement."""
         names = tuple(rows[0])
         sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
-        dbapi = conn.dialect.loaded_dbapi
         driver = conn.connection.driver_connection
         assert driver is not None
-        try:
-            with driver.cursor() as cursor, cursor.copy(sql) as copy:
-                for row in rows:
-                    copy.write_row([row[name] for name in names])
-        except dbapi.Error as exc:  # as driver.py maps the errors of its statements
-            invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-            if invalidated:
-                conn.invalidate(exc)
-            raise sa.exc.DBAPIError.instance(
-                sql,
-                None,
-                exc,
-                dbapi.Error,
-                hide_parameters=True,
-                connection_invalidated=invalidated,
-                dialect=conn.dialect,
-            ) from exc
+        with as_sqlalchemy_errors(conn, sql), driver.cursor() as cursor, cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row([row[name] for name in names])
 
     @contextmanager
     def exclusive(self, engine: Engine, name: str) -> Iterator[bool]:
@@ -273,27 +271,27 @@ class PostgresDialect(Dialect):
                 if acquired:
                     conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
 
-    def flush(self, tx: Tx) -> None:
-        if not self._flush_fused(tx):
-            super().flush(tx)
+    def flush(self, conn: Connection, writes: Writes) -> None:
+        if not self._flush_fused(conn, writes):
+            super().flush(conn, writes)
 
     @staticmethod
-    def _flush_fused(tx: Tx) -> bool:
+    def _flush_fused(conn: Connection, writes: Writes) -> bool:
         """The common write (one record on one existing run) as one statement."""
-        if len(tx.records) != 1 or tx.checkpoints:
+        if len(writes.records) != 1 or writes.checkpoints:
             return False
-        dirty_runs = [run for run in tx.runs.values() if run.dirty or run.is_new]
-        dirty_sessions = [session for session in tx.sessions.values() if session.dirty]
+        dirty_runs = [run for run in writes.runs if run.dirty or run.is_new]
+        dirty_sessions = [session for session in writes.sessions if session.dirty]
         if len(dirty_runs) != 1 or dirty_runs[0].is_new or len(dirty_sessions) > 1:
             return False
         run = dirty_runs[0]
-        params = {st.RECORD + name: value for name, value in tx.records[0].items()}
+        params = {st.RECORD + name: value for name, value in writes.records[0].items()}
         params.update(_run_update(run))
         session_kind: bool | None = None
         if dirty_sessions:
             session_kind = dirty_sessions[0].state_changed
             params.update(_session_update(dirty_sessions[0]))
-        st.FUSED_APPENDS[(run.state_changed, session_kind)].execute(tx.conn, params)
+        st.FUSED_APPENDS[(run.state_changed, session_kind)].execute(conn, params)
         return True
 
 

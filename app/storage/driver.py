@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import logging
 from collections import namedtuple
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -79,10 +81,9 @@ class DriverStatement:
 
     def _run(self, conn: Connection, params: dict[str, Any], *, fetch: bool | None) -> Any:
         sql = self.compiled(conn)
-        dbapi = conn.dialect.loaded_dbapi
         driver = conn.connection.driver_connection
         assert driver is not None
-        try:
+        with as_sqlalchemy_errors(conn, sql, params):
             cursor = driver.cursor()
             dispatch = conn.dispatch
             context = None
@@ -100,16 +101,26 @@ class DriverStatement:
             if fetch is None:
                 return cursor.fetchall()
             return cursor.fetchone() if fetch else None
-        except dbapi.Error as exc:
-            invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-            if invalidated:
-                conn.invalidate(exc)
-            raise sa.exc.DBAPIError.instance(
-                sql,
-                params,
-                exc,
-                dbapi.Error,
-                hide_parameters=True,
-                connection_invalidated=invalidated,
-                dialect=conn.dialect,
-            ) from exc
+
+
+@contextmanager
+def as_sqlalchemy_errors(conn: Connection, sql: str, params: Any = None) -> Iterator[None]:
+    """Driver errors of work done on the driver connection raised as SQLAlchemy raises
+    them for its own statements (the connection invalidated on a disconnect), so the unit
+    of work's retries and error mapping see no difference."""
+    dbapi = conn.dialect.loaded_dbapi
+    try:
+        yield
+    except dbapi.Error as exc:
+        invalidated = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+        if invalidated:
+            conn.invalidate(exc)
+        raise sa.exc.DBAPIError.instance(
+            sql,
+            params,
+            exc,
+            dbapi.Error,
+            hide_parameters=True,
+            connection_invalidated=invalidated,
+            dialect=conn.dialect,
+        ) from exc

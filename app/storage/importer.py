@@ -653,7 +653,7 @@ class _Import:
             v.check_canceled_record(record, run.new)
         else:
             run.require_running("run_completed")
-            if run.state.status not in v.TERMINAL_STATUSES:
+            if not run.state.status.is_finished:
                 raise InvalidArgumentError(
                     f"run_completed on run {run.run_id!r}, which is {run.state.status.value} "
                     "on its line"

@@ -1,33 +1,31 @@
 """Lifecycle changes of a running run (CONTRACT.md 3.8-3.11): cancellation, suspension,
 terminal status, and the two repairs.
 
-Each opens the run with its writers' lock held (``Tx.open_run``), checks the competing
-lifecycle facts in the contract's order, runs the append check, and stores the state
+Each opens the run with its writers' lock held (``Tx.open_run``, which also reads the
+record stored under the command's key), lets ``app.domain.commands`` decide (the competing
+lifecycle facts in the contract's order, then the append check), and stores the state
 change together with its record (and, for a suspension, the checkpoint).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from app.domain import commands
 from app.domain import validation as v
-from app.domain.commands import check_terminal_against_run
 from app.domain.payloads import RunCompletedPayload
-from app.domain.state import RunState, SessionState
+from app.domain.state import RunState, SessionState, StoredRecord
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
     Record,
     RepairOutcome,
     RepairResult,
-    RunCancellationConflictError,
-    RunNotActiveError,
     RunStatus,
-    RunSuspensionConflictError,
-    RunTerminalConflictError,
-    StoreError,
 )
 
 from . import fast_path
-from .append_check import check_append, insert, result
+from .append_check import insert, result
 from .context import Context
 from .unit_of_work import Tx
 
@@ -69,51 +67,27 @@ def record_run_cancellation(ctx: Context, run_id: str, reason: str, record: Reco
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        if run.cancellation_reason and run.cancellation_reason != reason:
-            raise RunCancellationConflictError(
-                f"run {run_id!r} was already canceled with reason {run.cancellation_reason!r}",
-                run_id=run_id,
-            )
-        stored = check_append(tx, run, rec)
-        if stored is not None:
-            return result(stored, inserted=False, session=session)
-        # The remembered key, not the reason, says whether a cancellation was stored: a run
-        # stopped at start has the reason session_ended and no key (1.8, 3.8).
-        if not run.cancellation_key and run.terminal:
-            raise RunNotActiveError(f"run {run_id!r} is {run.status.value}", run_id=run_id)
-        if run.cancellation_key:
-            raise RunCancellationConflictError(
-                f"run {run_id!r} cancellation was stored by another event", run_id=run_id
-            )
+        retried = commands.cancellation(run, reason, rec, _stored(tx, run, rec))
+        if retried is not None:
+            return result(retried, inserted=False, session=session)
         tx.change_run(run, cancellation_reason=reason, cancellation_key=rec.event_key)
         return insert(tx, run, rec, session)
 
     return ctx.uow.write(operation)
 
 
-def _same_checkpoint(stored: tuple[str, bytes] | None, checkpoint: Checkpoint) -> bool:
-    return stored is not None and stored == (checkpoint.id, bytes(checkpoint.data))
+def _stored(tx: Tx, run: RunState, rec: v.NewRecord) -> StoredRecord | None:
+    """The record stored under the command's key (read with the run by ``open_run``)."""
+    return tx.stored_record(run.run_id, rec.event_key)
 
 
 def _suspend(
     tx: Tx, run: RunState, session: SessionState | None, checkpoint: Checkpoint, rec: v.NewRecord
 ) -> AppendResult:
-    if run.terminal and run.status is not RunStatus.SUSPENDED:
-        raise RunTerminalConflictError(
-            f"run {run.run_id!r} is already {run.status.value}", run_id=run.run_id
-        )
     stored_checkpoint = tx.checkpoint(run.run_id) if run.terminal else None
-    if stored_checkpoint is not None and not _same_checkpoint(stored_checkpoint, checkpoint):
-        raise RunSuspensionConflictError(
-            f"run {run.run_id!r} holds another checkpoint", run_id=run.run_id
-        )
-    stored = check_append(tx, run, rec)
-    if stored is not None:
-        return result(stored, inserted=False, session=session)
-    if run.terminal:
-        raise RunSuspensionConflictError(
-            f"run {run.run_id!r} was suspended by another event", run_id=run.run_id
-        )
+    retried = commands.suspension(run, checkpoint, rec, _stored(tx, run, rec), stored_checkpoint)
+    if retried is not None:
+        return result(retried, inserted=False, session=session)
     tx.change_run(
         run, status=RunStatus.SUSPENDED, suspension_key=rec.event_key, terminal_key=rec.event_key
     )
@@ -135,20 +109,12 @@ def record_run_suspension(
 
 
 def _finish(
-    tx: Tx, run: RunState, session: SessionState | None, terminal: RunStatus, rec: v.NewRecord
+    tx: Tx, run: RunState, session: SessionState | None, status: RunStatus, rec: v.NewRecord
 ) -> AppendResult:
-    if run.terminal and run.status is not terminal:
-        raise RunTerminalConflictError(
-            f"run {run.run_id!r} is already {run.status.value}", run_id=run.run_id
-        )
-    stored = check_append(tx, run, rec)
-    if stored is not None:
-        return result(stored, inserted=False, session=session)
-    if run.terminal:
-        raise RunTerminalConflictError(
-            f"run {run.run_id!r} was finished by another event", run_id=run.run_id
-        )
-    tx.change_run(run, status=terminal, terminal_key=rec.event_key)
+    retried = commands.terminal(run, status, rec, _stored(tx, run, rec))
+    if retried is not None:
+        return result(retried, inserted=False, session=session)
+    tx.change_run(run, status=status, terminal_key=rec.event_key)
     return insert(tx, run, rec, session)
 
 
@@ -166,34 +132,32 @@ def record_run_terminal(
 
     def operation(tx: Tx) -> AppendResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        check_terminal_against_run(run.labels, run.cancellation_reason, terminal, payload)
+        commands.check_terminal_against_run(run.labels, run.cancellation_reason, terminal, payload)
         return _finish(tx, run, session, terminal, rec)
 
     return ctx.uow.write(operation)
 
 
-def _already_stored(
-    tx: Tx, run: RunState, session: SessionState | None, rec: v.NewRecord
+def _repaired(
+    tx: Tx,
+    run: RunState,
+    session: SessionState | None,
+    rec: v.NewRecord,
+    repair: commands.Repair,
+    write: Callable[[], AppendResult],
 ) -> RepairResult:
-    try:
-        stored = check_append(tx, run, rec)
-    except StoreError:
-        stored = None
-    if stored is None:
-        return _different(run)
-    return RepairResult(
-        outcome=RepairOutcome.ALREADY_STORED,
-        status=run.status,
-        record=result(stored, inserted=False, session=session),
-    )
-
-
-def _different(run: RunState) -> RepairResult:
+    if repair is commands.Repair.WRITE:
+        written = write()  # the status answered is the one it wrote
+        return RepairResult(outcome=RepairOutcome.STORED, status=run.status, record=written)
+    if repair is commands.Repair.ALREADY_STORED:
+        stored = commands.already_stored(run, rec, _stored(tx, run, rec))
+        if stored is not None:
+            return RepairResult(
+                outcome=RepairOutcome.ALREADY_STORED,
+                status=run.status,
+                record=result(stored, inserted=False, session=session),
+            )
     return RepairResult(outcome=RepairOutcome.DIFFERENT_TERMINAL, status=run.status)
-
-
-def _stored(run: RunState, record: AppendResult) -> RepairResult:
-    return RepairResult(outcome=RepairOutcome.STORED, status=run.status, record=record)
 
 
 def repair_run_suspension(
@@ -204,15 +168,11 @@ def repair_run_suspension(
 
     def operation(tx: Tx) -> RepairResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        if run.status is RunStatus.RUNNING:
-            return _stored(run, _suspend(tx, run, session, checkpoint, rec))
-        if (
-            run.status is RunStatus.SUSPENDED
-            and run.suspension_key == rec.event_key
-            and _same_checkpoint(tx.checkpoint(run_id), checkpoint)
-        ):
-            return _already_stored(tx, run, session, rec)
-        return _different(run)
+        stored_checkpoint = tx.checkpoint(run_id) if run.status is RunStatus.SUSPENDED else None
+        repair = commands.repair_suspension(run, checkpoint, rec, stored_checkpoint)
+        return _repaired(
+            tx, run, session, rec, repair, lambda: _suspend(tx, run, session, checkpoint, rec)
+        )
 
     return ctx.uow.write(operation)
 
@@ -225,11 +185,10 @@ def repair_run_terminal(
 
     def operation(tx: Tx) -> RepairResult:
         run, session = tx.open_run(run_id, rec.event_key)
-        check_terminal_against_run(run.labels, run.cancellation_reason, terminal, payload)
-        if run.status is RunStatus.RUNNING:
-            return _stored(run, _finish(tx, run, session, terminal, rec))
-        if run.status is terminal and run.terminal_key == rec.event_key:
-            return _already_stored(tx, run, session, rec)
-        return _different(run)
+        commands.check_terminal_against_run(run.labels, run.cancellation_reason, terminal, payload)
+        repair = commands.repair_terminal(run, terminal, rec)
+        return _repaired(
+            tx, run, session, rec, repair, lambda: _finish(tx, run, session, terminal, rec)
+        )
 
     return ctx.uow.write(operation)

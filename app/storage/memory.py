@@ -97,7 +97,9 @@ def load_memory(ctx: Context, agent_id: str, run_id: str) -> Snapshot:
 
     def operation(tx: Tx) -> Snapshot:
         _refuse_purged(tx, run_id)
-        rows = tx.dialect.fetch_all(tx, _SELECT_EVENTS, {"agent_id": agent_id, "run_id": run_id})
+        rows = tx.dialect.fetch_all(
+            tx.conn, _SELECT_EVENTS, {"agent_id": agent_id, "run_id": run_id}
+        )
         return Snapshot(
             agent_id=agent_id,
             run_id=run_id,

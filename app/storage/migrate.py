@@ -11,6 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import URL, Engine
 
+from .dialects import dialect_of
 from .engine import create_engine, normalize_url
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -76,20 +77,11 @@ MIGRATION_LOCK_KEY = 0x72756E74696D65  # "runtime"
 
 
 def upgrade_schema_exclusively(url: str | URL) -> None:
-    """Apply migrations; on PostgreSQL under an advisory lock, so replicas do not race."""
+    """Apply migrations one process at a time (PostgreSQL: an advisory lock), so replicas
+    do not race."""
     engine = create_engine(url, pool_size=1)
     try:
-        if engine.dialect.name != "postgresql":
+        with dialect_of(engine).one_at_a_time(engine, MIGRATION_LOCK_KEY):
             upgrade_schema(url)
-            return
-        with engine.connect() as conn:
-            conn.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-            try:
-                upgrade_schema(url)
-            finally:
-                conn.execute(
-                    sa.text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY}
-                )
-                conn.commit()
     finally:
         engine.dispose()

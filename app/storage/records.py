@@ -126,12 +126,12 @@ def _page(
     gap is never returned.
     """
     fetch = tx.dialect.fetch_all
-    keys = fetch(tx, query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
+    keys = fetch(tx.conn, query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
     if not keys:
         return [], [], False
     kept = _cut(keys, limit, ctx.page_byte_budget)
     last = keys[kept - 1][0]
-    rows = fetch(tx, query.rows, {"owner": owner, "after": after, "last": last})
+    rows = fetch(tx.conn, query.rows, {"owner": owner, "after": after, "last": last})
     if len(rows) != kept:
         recheck()
         raise UnavailableError("records were deleted while the page was read; retry")

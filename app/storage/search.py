@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 
-from app.domain import cursors
+from app.domain import cursors, filters
 from app.domain import validation as v
 from app.domain.limits import check_label_filters
 from app.domain.times import to_millis
@@ -43,18 +43,6 @@ from .unit_of_work import Tx
 
 _ALL_RUN_STATUSES = sorted(status.value for status in RunStatus)
 _LISTED_SESSION_STATUSES = sorted(status.value for status in SessionStatus)
-
-
-def _statuses(values: Sequence[Any], kind: type[RunStatus] | type[SessionStatus]) -> list[str]:
-    if isinstance(values, str):
-        values = [values]
-    try:
-        return sorted({kind(value).value for value in values})
-    except ValueError:
-        raise InvalidArgumentError(
-            f"unknown {kind.__name__} in {list(values)!r}; one of "
-            f"{sorted(status.value for status in kind)}"
-        ) from None
 
 
 def _time(value: datetime | None, what: str) -> int | None:
@@ -137,7 +125,7 @@ def list_sessions(
 ) -> SessionPage:
     """Sessions newest first, ties by ID; purged sessions never (11.1)."""
     size = cursors.check_limit(limit, ctx.page_max)
-    wanted = _statuses(statuses, SessionStatus) or _LISTED_SESSION_STATUSES
+    wanted = filters.statuses(statuses, SessionStatus) or _LISTED_SESSION_STATUSES
     after_ms = _time(created_after, "created_after")
     before_ms = _time(created_before, "created_before")
     binding = cursors.filters_digest([wanted, after_ms, before_ms])
@@ -148,15 +136,15 @@ def list_sessions(
     params.update({f"status_{i}": status for i, status in enumerate(wanted)})
 
     def operation(tx: Tx) -> SessionPage:
-        rows = tx.conn.execute(query, params).all()
-        page = [session_of(session_from_row(row)) for row in rows[:size]]
-        next_cursor = ""
-        if len(rows) > size:
-            last = rows[size - 1]
-            next_cursor = codec.seal(
+        rows, next_cursor = cursors.keyset_page(
+            tx.conn.execute(query, params).all(),
+            size,
+            lambda last: codec.seal(
                 cursors.SESSIONS, binding, [last.created_at_ms, last.session_id]
-            )
-        return SessionPage(sessions=page, next_cursor=next_cursor)
+            ),
+        )
+        sessions = [session_of(session_from_row(row)) for row in rows]
+        return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
     return ctx.uow.read(operation)
 
@@ -210,7 +198,7 @@ def check_run_filters(
     if "" in checked:  # labels are JSON text: NUL allowed, surrogates refused (2.6)
         raise InvalidArgumentError("a label filter needs a non-empty key")
     return RunFilters(
-        statuses=_statuses(statuses, RunStatus) or _ALL_RUN_STATUSES,
+        statuses=filters.statuses(statuses, RunStatus) or _ALL_RUN_STATUSES,
         agent_id=agent_id,
         session_id=session_id,
         parent_run_id=parent_run_id,
@@ -333,12 +321,11 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
     query, params = _run_statement(filters, position, size + 1)
 
     def operation(tx: Tx) -> RunPage:
-        rows = tx.conn.execute(query, params).all()
-        page = [run_meta(run_from_row(row)) for row in rows[:size]]
-        next_cursor = ""
-        if len(rows) > size:
-            last = rows[size - 1]
-            next_cursor = codec.seal(cursors.RUNS, binding, [last.started_at_ms, last.run_id])
-        return RunPage(runs=page, next_cursor=next_cursor)
+        rows, next_cursor = cursors.keyset_page(
+            tx.conn.execute(query, params).all(),
+            size,
+            lambda last: codec.seal(cursors.RUNS, binding, [last.started_at_ms, last.run_id]),
+        )
+        return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
     return ctx.uow.read(operation)

@@ -11,12 +11,11 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from app.domain import cursors
+from app.domain import cursors, filters
 from app.domain import validation as v
 from app.domain.state import SessionRowStatus, SessionState
 from app.domain.times import from_millis, to_millis
 from runtime_store_client import (
-    InvalidArgumentError,
     RunPage,
     RunStatus,
     Session,
@@ -112,10 +111,7 @@ def list_session_runs(
 ) -> RunPage:
     """A page of a session's runs by ``started_at`` then ``run_id`` (3.1)."""
     size = cursors.check_limit(limit, ctx.page_max)
-    try:
-        wanted = sorted({RunStatus(status).value for status in statuses})
-    except ValueError:
-        raise InvalidArgumentError(f"unknown run status in {list(statuses)!r}") from None
+    wanted = filters.statuses(statuses, RunStatus)
     v.optional_text(session_id, "session_id")
     binding = [session_id, wanted]
     after = ctx.cursors.open(cursors.SESSION_RUNS, cursor, binding, 2) if cursor else None
@@ -132,14 +128,13 @@ def list_session_runs(
                 > sa.tuple_(sa.literal(after[0]), sa.literal(after[1]))
             )
         query = query.order_by(runs.c.started_at_ms, runs.c.run_id).limit(size + 1)
-        rows = tx.conn.execute(query).all()
-        page = [run_meta(run_from_row(row)) for row in rows[:size]]
-        next_cursor = ""
-        if len(rows) > size:
-            last = rows[size - 1]
-            next_cursor = codec.seal(
+        rows, next_cursor = cursors.keyset_page(
+            tx.conn.execute(query).all(),
+            size,
+            lambda last: codec.seal(
                 cursors.SESSION_RUNS, binding, [last.started_at_ms, last.run_id]
-            )
-        return RunPage(runs=page, next_cursor=next_cursor)
+            ),
+        )
+        return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
     return ctx.uow.read(operation)

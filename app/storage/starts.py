@@ -11,26 +11,22 @@ keys must match; the records go through the append check), and otherwise creates
 
 from __future__ import annotations
 
+from app.domain import starts
 from app.domain import validation as v
 from app.domain.append import check_owner
 from app.domain.state import RunState, SessionState
 from runtime_store_client import (
     AppendResult,
-    CancellationReason,
     ChildRunStartResult,
     InvalidArgumentError,
     OneShotChildRunStartResult,
     OneShotRunStartResult,
     Record,
     RootRunStartResult,
-    RunConflictError,
-    RunNotActiveError,
-    RunSessionMismatchError,
     RunStart,
     RunStartOutcome,
     RunStatus,
     SessionPurgedError,
-    SessionStatus,
 )
 
 from . import fast_path
@@ -88,68 +84,8 @@ def _admit_continuation(tx: Tx, new: v.NewRun) -> None:
     predecessor = tx.run(new.predecessor_run_id)
     if predecessor is None:
         raise tx.missing_run_error(new.predecessor_run_id)
-    facts = (
-        ("status", predecessor.status.value, RunStatus.SUSPENDED.value),
-        ("session_id", predecessor.session_id, new.session_id),
-        ("agent_id", predecessor.agent_id, new.agent_id),
-        ("parent_run_id", predecessor.parent_run_id, new.parent_run_id),
-    )
-    for name, actual, expected in facts:
-        if actual != expected:
-            raise RunConflictError(
-                f"predecessor run {predecessor.run_id!r} has {name} {actual!r}, "
-                f"the continuation needs {expected!r}",
-                run_id=new.run_id,
-            )
-    # One successor per predecessor: the session lock held here serialises racing
-    # continuations, so exactly one sets the field; the admitted one's retries pass.
-    if predecessor.successor_run_id == new.run_id:
-        return
-    if predecessor.successor_run_id:
-        raise RunConflictError(
-            f"predecessor run {predecessor.run_id!r} was already continued by run "
-            f"{predecessor.successor_run_id!r}",
-            run_id=new.run_id,
-        )
-    tx.change_run(predecessor, successor_run_id=new.run_id)
-
-
-def _same_identity(run: RunState, new: v.NewRun) -> bool:
-    return (
-        run.agent_id == new.agent_id
-        and run.session_id == new.session_id
-        and run.parent_run_id == new.parent_run_id
-        and run.started_at_ms == new.started_at_ms
-        and run.labels == new.labels_json
-    )
-
-
-def _check_retry(
-    existing: RunState,
-    new: v.NewRun,
-    started: v.NewRecord,
-    canceled: v.NewRecord | None = None,
-    link: v.NewRecord | None = None,
-) -> None:
-    """Step 3 of a start: the stored identity and remembered keys must match."""
-    if not _same_identity(existing, new):
-        where = f"session {existing.session_id!r}" if existing.session_id else "no session"
-        raise RunConflictError(
-            f"run {new.run_id!r} already exists ({where}) with another identity",
-            run_id=new.run_id,
-        )
-    remembered: list[tuple[str, str | None, str]] = [
-        ("started", existing.start_key, started.event_key)
-    ]
-    if canceled is not None and existing.start_outcome is RunStartOutcome.STOP:
-        remembered.append(("stopped", existing.terminal_key, canceled.event_key))
-    if link is not None:
-        remembered.append(("linked", existing.parent_link_key, link.event_key))
-    for verb, key, expected in remembered:
-        if key != expected:
-            raise RunConflictError(
-                f"run {new.run_id!r} was {verb} by event {key!r}", run_id=new.run_id
-            )
+    if starts.continuation(predecessor, new):
+        tx.change_run(predecessor, successor_run_id=new.run_id)
 
 
 def _retried_canceled(
@@ -170,47 +106,16 @@ def _start_new(
     parent_link_key: str | None = None,
 ) -> tuple[RunState, AppendResult, AppendResult | None]:
     """Step 5 of a sessionful start: proceed in an active session, stop in an ended one."""
-    stop = session.contract_status is SessionStatus.ENDED
+    outcome = starts.outcome(session)
     run = tx.create_run(
-        new,
-        outcome=RunStartOutcome.STOP if stop else RunStartOutcome.PROCEED,
-        start_key=started.event_key,
-        parent_link_key=parent_link_key,
+        new, outcome=outcome, start_key=started.event_key, parent_link_key=parent_link_key
     )
     started_result = insert(tx, run, started, session)
-    if not stop:
+    if outcome is RunStartOutcome.PROCEED:
         return run, started_result, None
-    run.status = RunStatus.CANCELED
-    run.cancellation_reason = CancellationReason.SESSION_ENDED.value
-    run.terminal_key = canceled.event_key
+    for name, value in starts.stopped(canceled).items():
+        setattr(run, name, value)
     return run, started_result, insert(tx, run, canceled, session)
-
-
-def _check_new_child_parent(parent: RunState, new: v.NewRun, stored_link: str | None) -> None:
-    """A new child needs a running parent of its session, with its link key free."""
-    if parent.session_id != new.session_id:
-        what = (
-            f"is not in session {new.session_id!r}"
-            if new.session_id
-            else "belongs to a session; a one-shot child needs a sessionless parent"
-        )
-        raise RunSessionMismatchError(
-            f"parent run {parent.run_id!r} {what}",
-            run_id=new.run_id,
-            session_id=new.session_id,
-        )
-    if parent.status is not RunStatus.RUNNING:
-        raise RunNotActiveError(
-            f"parent run {parent.run_id!r} is {parent.status.value}; a new child needs "
-            "a running parent",
-            run_id=parent.run_id,
-        )
-    if stored_link is not None:
-        raise RunConflictError(
-            f"link {stored_link!r} of parent {parent.run_id!r} names a child that was "
-            "never started",
-            run_id=new.run_id,
-        )
 
 
 def start_root_run(
@@ -235,7 +140,7 @@ def start_root_run(
         session, existing = _lock_session(tx, new)
         _admit_continuation(tx, new)
         if existing is not None:
-            _check_retry(existing, new, started_rec, canceled_rec)
+            starts.check_retry(existing, new, started_rec, canceled_rec)
             return RootRunStartResult(
                 outcome=existing.start_outcome,
                 run_status=existing.status,
@@ -284,7 +189,7 @@ def start_child_run(
         check_owner(parent, link_rec)
         if existing is not None:
             # No running-parent check: an accepted child's retry stays valid.
-            _check_retry(existing, new, started_rec, canceled_rec, link_rec)
+            starts.check_retry(existing, new, started_rec, canceled_rec, link_rec)
             return ChildRunStartResult(
                 outcome=existing.start_outcome,
                 run_status=existing.status,
@@ -294,7 +199,7 @@ def start_child_run(
             )
         if session is None:
             raise not_found(new.session_id)
-        _check_new_child_parent(parent, new, check_append(tx, parent, link_rec))
+        starts.check_new_child_parent(parent, new, check_append(tx, parent, link_rec))
         parent_result = insert(tx, parent, link_rec, session)
         created, started_result, canceled_result = _start_new(
             tx, session, new, started_rec, canceled_rec, parent_link_key=link_rec.event_key
@@ -328,7 +233,7 @@ def start_one_shot_run(ctx: Context, run: RunStart, started: Record) -> OneShotR
             return OneShotRunStartResult(
                 run_status=created.status, record=insert(tx, created, started_rec, None)
             )
-        _check_retry(existing, new, started_rec)
+        starts.check_retry(existing, new, started_rec)
         return OneShotRunStartResult(
             run_status=existing.status, record=expect_stored(tx, existing, started_rec, None)
         )
@@ -354,18 +259,18 @@ def start_one_shot_child_run(
     def operation(tx: Tx) -> OneShotChildRunStartResult:
         parent = tx.existing_run(new.parent_run_id)
         if not parent.session_id:
-            parent = tx.dialect.lock_sessionless(tx, parent)
+            parent = tx.lock_sessionless(parent)
         existing = _existing(tx, new)
         if existing is not None:
-            _check_retry(existing, new, started_rec, link=link_rec)
+            starts.check_retry(existing, new, started_rec, link=link_rec)
             return OneShotChildRunStartResult(
                 run_status=existing.status,
                 parent_record=expect_stored(tx, parent, link_rec, None),
                 started=expect_stored(tx, existing, started_rec, None),
             )
         # 3.6 orders the parent's session and status before the link's owner (3.4 after).
-        _check_new_child_parent(parent, new, None)
-        _check_new_child_parent(parent, new, check_append(tx, parent, link_rec))
+        starts.check_new_child_parent(parent, new, None)
+        starts.check_new_child_parent(parent, new, check_append(tx, parent, link_rec))
         parent_result = insert(tx, parent, link_rec, None)
         created = tx.create_run(
             new,

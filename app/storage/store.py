@@ -89,6 +89,12 @@ class SqlStore:
             purge_batch=purge_batch,
         )
 
+    @property
+    def commits_notified_by_database(self) -> bool:
+        """Whether the database tells every worker what each commit wrote (PostgreSQL's
+        NOTIFY); else a worker learns its own commits through ``watch_commits``."""
+        return self._ctx.uow.dialect.notifies_commits
+
     def watch_commits(self, callback: Callable[[set[tuple[str, str]]], None] | None) -> None:
         """Tell ``callback`` the (session_id, run_id) pairs each committed write gave
         records (run "" for a purged session): the live tail's in-process wake-ups."""

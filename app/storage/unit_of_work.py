@@ -45,7 +45,7 @@ from runtime_store_client import (
 
 from . import interrupts
 from . import statements as st
-from .dialects import Dialect, dialect_of
+from .dialects import Dialect, Writes, dialect_of
 from .engine import WRITE_OPTION
 from .rows import run_from_row, session_from_row, stored_record_from_row
 
@@ -154,7 +154,7 @@ class Tx:
         if lock:
             row = self.conn.execute(st.LOCK_RUN, {"run_id": run_id}).first()
         else:
-            row = self.dialect.select_run(self, run_id)
+            row = self.dialect.select_run(self.conn, run_id)
         return None if row is None else self._keep_run(run_from_row(row))
 
     def _keep_run(self, run: RunState) -> RunState:
@@ -181,8 +181,24 @@ class Tx:
         self, run_id: str, event_key: str | None = None
     ) -> tuple[RunState, SessionState | None]:
         """A run about to be written, with the lock that serialises its writers held, and
-        its live session (``session_purged`` when it has none any more)."""
-        return self.dialect.open_run(self, run_id, event_key)
+        its live session (``session_purged`` when it has none any more). With
+        ``event_key`` the record stored under it is read in the same statement and kept
+        for the append check (``stored_record``)."""
+        run_row, session_row = self.dialect.lock_run(self.conn, run_id, event_key)
+        if run_row is None:
+            raise self.missing_run_error(run_id)
+        run = self.run_and_record(run_row, event_key)
+        if not run.session_id:
+            return run, None
+        session = None if session_row is None else session_from_row(session_row)
+        if session is None or session.purged:  # only purge removes a session's row
+            raise purged_error(run.session_id, run.run_id)
+        return run, self.keep_session(session)
+
+    def lock_sessionless(self, run: RunState) -> RunState:
+        """A sessionless run about to be written (a one-shot parent), its lock held."""
+        row = self.dialect.lock_sessionless(self.conn, run.run_id)
+        return run if row is None else self._keep_run(run_from_row(row))
 
     def run_and_record(self, row: Any, event_key: str | None) -> RunState:
         """Keep a run read together with its record under ``event_key`` (``rec_*``)."""
@@ -256,7 +272,15 @@ class Tx:
 
     def flush(self) -> None:
         """Write every buffered change; called once, right before the commit."""
-        self.dialect.flush(self)
+        self.dialect.flush(
+            self.conn,
+            Writes(
+                runs=list(self.runs.values()),
+                sessions=list(self.sessions.values()),
+                checkpoints=self.checkpoints,
+                records=self.records,
+            ),
+        )
 
     def changes(self) -> set[tuple[str, str]]:
         """(session_id or "", run_id or "") of what the commit wrote: the records' runs and

@@ -46,6 +46,7 @@ from app.storage import Notifications, Subscription
 from app.storage.records import StreamPage
 from runtime_store_client import (
     InvalidArgumentError,
+    LifecycleRecordType,
     RunNotFoundError,
     SessionNotFoundError,
     SessionPurgedError,
@@ -62,7 +63,7 @@ _SHUTDOWN_GRACE_SECONDS: Final = 2.0
 #: first read; past it the stream goes on, covered by its safety re-reads.
 _LISTEN_WAIT_SECONDS: Final = 5.0
 #: The record type only a run's final status writes (CONTRACT.md 1.7, 3.3, 3.10).
-_FINAL_TYPE: Final = "run_completed"
+_FINAL_TYPE: Final = LifecycleRecordType.RUN_COMPLETED.value
 
 _STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {

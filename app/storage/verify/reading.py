@@ -32,6 +32,7 @@ from app.domain.payloads import (
     RUN_SUSPENDED,
 )
 
+from ..dialects import dialect_of
 from ..schema import checkpoints, run_records, run_tombstones, runs, sessions
 from .facts import RecordStats
 from .report import DETAIL_ITEMS
@@ -41,18 +42,9 @@ from .report import DETAIL_ITEMS
 
 @contextmanager
 def query_only(conn: Connection) -> Iterator[None]:
-    """On SQLite, make the connection refuse writes for as long as the check runs."""
-    if conn.dialect.name != "sqlite":
+    """Make the connection refuse writes for as long as the check runs."""
+    with dialect_of(conn.engine).read_only(conn):
         yield
-        return
-    conn.exec_driver_sql("PRAGMA query_only = ON")
-    conn.commit()
-    try:
-        yield
-    finally:
-        conn.rollback()
-        conn.exec_driver_sql("PRAGMA query_only = OFF")
-        conn.commit()
 
 
 @contextmanager
@@ -60,8 +52,7 @@ def _snapshot(conn: Connection) -> Iterator[None]:
     """One read-only transaction: every query of a page sees the same snapshot."""
     transaction = conn.begin()
     try:
-        if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        dialect_of(conn.engine).begin_snapshot(conn)
         yield
     finally:
         transaction.rollback()

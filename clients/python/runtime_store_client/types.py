@@ -22,7 +22,9 @@ class SessionStatus(enum.StrEnum):
 
 
 class RunStatus(enum.StrEnum):
-    """Status of a run; every status but ``running`` is terminal."""
+    """Status of a run; every status but ``running`` is terminal (the run takes no more
+    ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+    state change can follow; a suspended run may still be repaired or continued)."""
 
     RUNNING = "running"
     SUSPENDED = "suspended"
@@ -33,6 +35,22 @@ class RunStatus(enum.StrEnum):
     @property
     def is_terminal(self) -> bool:
         return self is not RunStatus.RUNNING
+
+    @property
+    def is_finished(self) -> bool:
+        return self in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELED)
+
+
+class LifecycleRecordType(enum.StrEnum):
+    """Record types only lifecycle operations write (CONTRACT.md 1.7)."""
+
+    RUN_STARTED = "run_started"
+    #: Stored on the *parent* run.
+    CHILD_RUN_LINKED = "child_run_linked"
+    CANCELLATION_INTENT = "runtime.cancellation_intent"
+    RUN_SUSPENDED = "run_suspended"
+    #: A run's final record: nothing follows it.
+    RUN_COMPLETED = "run_completed"
 
 
 class RunStartOutcome(enum.StrEnum):

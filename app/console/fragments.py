@@ -1,0 +1,274 @@
+"""The console's fragments (``/console/fragments/...``): each calls the JSON API in-process
+with the caller's token and renders its answer as HTML, or its problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from .api import Api, ApiError, path
+from .pages import RunFiltersDep
+from .rendering import (
+    MAX_LISTED_FINDINGS,
+    PAGE_SIZE,
+    PURGE_COUNT_LIMIT,
+    RECORDS_PAGE_SIZE,
+    fragment,
+    link,
+)
+from .views import (
+    FINISHED,
+    RecordView,
+    api_time,
+    base64_size,
+    conversation,
+    findings_by_message,
+    run_facts,
+    thinking_used,
+)
+
+router = APIRouter()
+
+
+# --- fragments -------------------------------------------------------------------------
+
+
+@router.get("/fragments/sessions")
+async def sessions_fragment(
+    request: Request,
+    status: str = "",
+    created_after: str = "",
+    created_before: str = "",
+    cursor: str = "",
+) -> HTMLResponse:
+    """A page of ``GET /v1/sessions``."""
+    filters = {"status": status, "created_after": created_after, "created_before": created_before}
+
+    async def load(api: Api) -> dict[str, Any]:
+        body = await api.get(
+            "/v1/sessions",
+            {
+                "status": status,
+                "created_after": api_time(created_after),
+                "created_before": api_time(created_before),
+                "cursor": cursor,
+                "limit": str(PAGE_SIZE),
+            },
+        )
+        return {
+            "sessions": body["sessions"],
+            "next": link("/console/sessions", {**filters, "cursor": body["next_cursor"]})
+            if body["next_cursor"]
+            else "",
+            "first": link("/console/sessions", filters) if cursor else "",
+        }
+
+    return await fragment(request, "fragments/sessions.html", load)
+
+
+@router.get("/fragments/session")
+async def session_fragment(
+    request: Request, session_id: str = "", cursor: str = ""
+) -> HTMLResponse:
+    """``GET /v1/sessions/{id}`` and a page of its runs (``GET /v1/runs?session_id=``)."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        session = await api.get(path("v1", "sessions", session_id))
+        runs = await api.get(
+            "/v1/runs", {"session_id": session_id, "cursor": cursor, "limit": str(PAGE_SIZE)}
+        )
+        return {
+            "session": session,
+            "runs": runs["runs"],
+            "next": link(
+                "/console/session", {"session_id": session_id, "cursor": runs["next_cursor"]}
+            )
+            if runs["next_cursor"]
+            else "",
+            "first": link("/console/session", {"session_id": session_id}) if cursor else "",
+        }
+
+    return await fragment(request, "fragments/session.html", load)
+
+
+@router.get("/fragments/session/purge")
+async def purge_fragment(request: Request, session_id: str = "") -> HTMLResponse:
+    """What purging the session deletes: the confirmation's text."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        session = await api.get(path("v1", "sessions", session_id))
+        runs = await api.get(
+            "/v1/runs", {"session_id": session_id, "limit": str(PURGE_COUNT_LIMIT)}
+        )
+        running = [run for run in runs["runs"] if run["status"] == "running"]
+        return {
+            "session": session,
+            "run_count": len(runs["runs"]),
+            "more": bool(runs["next_cursor"]),
+            "running": running,
+        }
+
+    return await fragment(request, "fragments/purge.html", load)
+
+
+@router.get("/fragments/runs")
+async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
+    """A page of ``GET /v1/runs`` with the page's filters."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        params = [
+            (key, api_time(value) if key.startswith("started_") else value)
+            for key, values in filters.items()
+            for value in ([values] if isinstance(values, str) else values)
+        ]
+        params += [("cursor", cursor), ("limit", str(PAGE_SIZE))]
+        body = await api.get("/v1/runs", params)
+        return {
+            "runs": body["runs"],
+            "next": link("/console/runs", {**filters, "cursor": body["next_cursor"]})
+            if body["next_cursor"]
+            else "",
+            "first": link("/console/runs", filters) if cursor else "",
+        }
+
+    return await fragment(request, "fragments/runs.html", load)
+
+
+@router.get("/fragments/run")
+async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
+    """``GET /v1/runs/{id}``, its checkpoint, and the predecessor and outcome its
+    lifecycle records name (from the first page of its records)."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        run = await api.get(path("v1", "runs", run_id))
+        records = await api.get(
+            path("v1", "runs", run_id, "records"), {"limit": str(RECORDS_PAGE_SIZE)}
+        )
+        checkpoint = None
+        try:
+            found = await api.get(path("v1", "runs", run_id, "suspension"))
+        except ApiError as missing:
+            if missing.problem.code != "run_suspension_not_found":
+                raise
+        else:
+            checkpoint = {"id": found["id"], "size": base64_size(found["data"])}
+        return {
+            "run": run,
+            "checkpoint": checkpoint,
+            "finished": run["status"] in FINISHED,
+            **run_facts(records["records"]),
+        }
+
+    return await fragment(request, "fragments/run.html", load)
+
+
+@router.get("/fragments/run/children")
+async def children_fragment(
+    request: Request, run_id: str = "", cursor: str = "", records_cursor: str = ""
+) -> HTMLResponse:
+    """A page of the run's children (``GET /v1/runs?parent_run_id=``)."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        body = await api.get(
+            "/v1/runs", {"parent_run_id": run_id, "cursor": cursor, "limit": str(PAGE_SIZE)}
+        )
+        here = {"run_id": run_id, "records_cursor": records_cursor}
+        return {
+            "runs": body["runs"],
+            "next": link("/console/run", {**here, "children_cursor": body["next_cursor"]})
+            + "#children"
+            if body["next_cursor"]
+            else "",
+            "first": link("/console/run", here) + "#children" if cursor else "",
+        }
+
+    return await fragment(request, "fragments/children.html", load)
+
+
+@router.get("/fragments/run/records")
+async def records_fragment(
+    request: Request, run_id: str = "", cursor: str = "", children_cursor: str = ""
+) -> HTMLResponse:
+    """A page of ``GET /v1/runs/{id}/records`` as a timeline; on its last page, while the
+    run may still write, the address of its live tail for the browser to follow."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        run = await api.get(path("v1", "runs", run_id))
+        body = await api.get(
+            path("v1", "runs", run_id, "records"),
+            {"cursor": cursor, "limit": str(RECORDS_PAGE_SIZE)},
+        )
+        records = [RecordView.of(record) for record in body["records"]]
+        here = {"run_id": run_id, "children_cursor": children_cursor}
+        last = records[-1].id if records else cursor
+        follow = not body["next_cursor"] and run["status"] not in FINISHED
+        return {
+            "records": records,
+            "status": run["status"],
+            "tail": path("v1", "runs", run_id, "records", "stream") if follow else "",
+            "tail_cursor": last,
+            "next": link("/console/run", {**here, "records_cursor": body["next_cursor"]})
+            + "#records"
+            if body["next_cursor"]
+            else "",
+            "first": link("/console/run", here) + "#records" if cursor else "",
+        }
+
+    return await fragment(request, "fragments/records.html", load)
+
+
+@router.get("/fragments/run/transcript")
+async def transcript_fragment(
+    request: Request, run_id: str = "", cursor: str = "", offset: int = 0, thinking: str = ""
+) -> HTMLResponse:
+    """A page of ``GET /v1/runs/{id}/transcript`` as a conversation, with the findings
+    of the whole transcript's checks (``?validate=planner`` and ``?validate=bedrock``)
+    marked on the messages they name."""
+
+    async def load(api: Api) -> dict[str, Any]:
+        transcript_path = path("v1", "runs", run_id, "transcript")
+        body = await api.get(transcript_path, {"cursor": cursor})
+        messages = body["messages"]
+        thinking_on = thinking == "on" if thinking else thinking_used(messages)
+        checks: dict[str, list[dict[str, Any]]] = {}
+        notes: dict[str, str] = {}
+        for validator, params in (
+            ("planner", {"validate": "planner"}),
+            ("bedrock", {"validate": "bedrock", "thinking": "true" if thinking_on else "false"}),
+        ):
+            # limit=1: the check reads the whole transcript, the page it returns is unused.
+            problem = await api.problem_or_none(transcript_path, {**params, "limit": "1"})
+            if problem is None:
+                checks[validator] = []
+            elif problem.code == "invalid_transcript":
+                checks[validator] = problem.violations
+            else:
+                notes[validator] = f"{problem.code}: {problem.detail}"
+        here = {"run_id": run_id, "thinking": thinking}
+        findings = findings_by_message(checks)
+        return {
+            "run_id": run_id,
+            "messages": conversation(messages, offset, findings),
+            "whole": findings.get(-1, []),
+            "listed": sorted(
+                (index, finding)
+                for index, found in findings.items()
+                if index >= 0
+                for finding in found
+            )[:MAX_LISTED_FINDINGS],
+            "shown": range(offset, offset + len(messages)),
+            "checks": checks,
+            "notes": notes,
+            "thinking_on": thinking_on,
+            "next": link(
+                "/console/run/transcript",
+                {**here, "cursor": body["next_cursor"], "offset": str(offset + len(messages))},
+            )
+            if body["next_cursor"]
+            else "",
+            "first": link("/console/run/transcript", here) if cursor else "",
+        }
+
+    return await fragment(request, "fragments/transcript.html", load)

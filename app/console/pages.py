@@ -1,0 +1,156 @@
+"""The console's pages: shells with no data (layout, navigation, the filter form filled
+from the query string) whose fragments ``console.js`` then fetches; and its two assets."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import HTMLResponse, Response
+
+from .rendering import (
+    ASSETS,
+    RUN_STATUSES,
+    SESSION_STATUSES,
+    QueryList,
+    asset,
+    link,
+    page,
+)
+
+router = APIRouter()
+
+
+@router.get("/static/{name}")
+async def static_asset(name: str) -> Response:
+    """The stylesheet and the script (versioned by content in the pages' links)."""
+    media_type = ASSETS.get(name)
+    if media_type is None:
+        return Response("not found", status_code=404, media_type="text/plain")
+    return Response(
+        asset(name),
+        media_type=media_type,
+        headers={
+            "Cache-Control": "public, max-age=86400, immutable",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
+# --- run filters -----------------------------------------------------------------------
+
+RunFilters = dict[str, str | list[str]]
+
+
+def run_filters(
+    status: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
+    label: QueryList = [],  # noqa: B006
+    agent_id: str = "",
+    session_id: str = "",
+    parent_run_id: str = "",
+    started_after: str = "",
+    started_before: str = "",
+) -> RunFilters:
+    """The search API's run filters from a console query string (empty entries dropped),
+    as the form shows them and as links carry them."""
+    return {
+        "status": [item for item in status if item],
+        "agent_id": agent_id,
+        "label": [item for item in label if item],
+        "session_id": session_id,
+        "parent_run_id": parent_run_id,
+        "started_after": started_after,
+        "started_before": started_before,
+    }
+
+
+RunFiltersDep = Annotated[RunFilters, Depends(run_filters)]
+
+
+# --- pages -----------------------------------------------------------------------------
+
+
+@router.get("/sessions")
+async def sessions_page(
+    status: str = "", created_after: str = "", created_before: str = "", cursor: str = ""
+) -> HTMLResponse:
+    """Sessions, newest first, filtered by status and creation time."""
+    filters = {"status": status, "created_after": created_after, "created_before": created_before}
+    return page(
+        "sessions.html",
+        "Sessions",
+        "sessions",
+        filters=filters,
+        statuses=SESSION_STATUSES,
+        data=link("/console/fragments/sessions", {**filters, "cursor": cursor}),
+        paged=bool(cursor),
+    )
+
+
+@router.get("/session")
+async def session_page(session_id: str = "", cursor: str = "") -> HTMLResponse:
+    """One session: its status and times, its runs, the admin actions."""
+    return page(
+        "session.html",
+        f"Session {session_id}",
+        "sessions",
+        session_id=session_id,
+        data=link("/console/fragments/session", {"session_id": session_id, "cursor": cursor}),
+    )
+
+
+@router.get("/runs")
+async def runs_page(filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
+    """Runs of every session, newest first, with the search API's filters."""
+    label = list(filters["label"])  # always a list: run_filters builds it
+    labels = [*label, "", ""][: max(2, len(label))]
+    return page(
+        "runs.html",
+        "Runs",
+        "runs",
+        filters=filters,
+        labels=labels,
+        statuses=RUN_STATUSES,
+        data=link("/console/fragments/runs", {**filters, "cursor": cursor}),
+        paged=bool(cursor),
+    )
+
+
+@router.get("/run")
+async def run_page(
+    run_id: str = "", records_cursor: str = "", children_cursor: str = ""
+) -> HTMLResponse:
+    """One run: its meta, child runs and records, followed live while it runs."""
+    return page(
+        "run.html",
+        f"Run {run_id}",
+        "runs",
+        run_id=run_id,
+        meta=link("/console/fragments/run", {"run_id": run_id}),
+        children=link(
+            "/console/fragments/run/children",
+            {"run_id": run_id, "cursor": children_cursor, "records_cursor": records_cursor},
+        ),
+        records=link(
+            "/console/fragments/run/records",
+            {"run_id": run_id, "cursor": records_cursor, "children_cursor": children_cursor},
+        ),
+    )
+
+
+@router.get("/run/transcript")
+async def transcript_page(
+    run_id: str = "", cursor: str = "", offset: int = 0, thinking: str = ""
+) -> HTMLResponse:
+    """A run's transcript as a conversation, with the validators' findings."""
+    return page(
+        "transcript.html",
+        f"Transcript of {run_id}",
+        "runs",
+        run_id=run_id,
+        thinking=thinking,
+        data=link(
+            "/console/fragments/run/transcript",
+            {"run_id": run_id, "cursor": cursor, "offset": str(offset), "thinking": thinking},
+        ),
+    )
