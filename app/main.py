@@ -32,6 +32,7 @@ from .api.routes.tail import TailSettings
 from .api.routes.transcripts import TranscriptBounds
 from .console import router as console_router
 from .observability.setup import Observability
+from .retention_sweeper import RetentionSweeper
 from .settings import Settings
 from .storage import Notifications, SqlStore, create_engine
 from .storage.tokens import Tokens
@@ -123,7 +124,12 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         sweeper = None
         policy = settings.retention_policy()
         if settings.retention_interval is not None and not policy.keeps_everything:
-            sweeper = app.state.store.retention_sweeper(policy, settings.retention_interval)
+            store = app.state.store
+            sweeper = RetentionSweeper(
+                run_sweep=lambda stop: store.retention_sweep(policy, should_stop=stop),
+                exclusive=store.retention_exclusive,
+                interval=settings.retention_interval,
+            )
             sweeper.start()
         try:
             yield

@@ -13,7 +13,6 @@ transaction is finished by the next purge of the session (every retry).
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Sequence
 from typing import Final
 
@@ -21,7 +20,6 @@ import sqlalchemy as sa
 
 from app.domain import validation as v
 from app.domain.state import SessionRowStatus
-from app.observability import metrics
 from runtime_store_client import (
     RunStatus,
     SessionActiveError,
@@ -30,6 +28,7 @@ from runtime_store_client import (
 )
 
 from .context import Context
+from .deletion import execute, record_deletes, timed
 from .schema import (
     checkpoints,
     memory_batches,
@@ -155,58 +154,26 @@ def _tombstone(tx: Tx, session_id: str, expected_records: int | None = None) -> 
 
 
 def _batches(sizes: list[tuple[str, int | None]], session_id: str, batch: int) -> list[sa.Delete]:
-    """Deletes of at most ``batch`` records each: whole small runs together, large runs by
-    ranges of record IDs (key ranges, so no batch rescans what an earlier one deleted),
-    then the checkpoints."""
-    deletes: list[sa.Delete] = []
-    small: list[str] = []
-    small_records = 0
-    for run_id, top in sizes:
-        if top is None:
-            continue
-        if top >= batch:
-            deletes.extend(
-                run_records.delete().where(
-                    run_records.c.run_id == run_id,
-                    run_records.c.seq > low,
-                    run_records.c.seq <= low + batch,
-                )
-                for low in range(0, top, batch)
-            )
-            continue
-        if small_records + top > batch:
-            deletes.append(run_records.delete().where(run_records.c.run_id.in_(small)))
-            small, small_records = [], 0
-        small.append(run_id)
-        small_records += top
-    if small:
-        deletes.append(run_records.delete().where(run_records.c.run_id.in_(small)))
-    deletes.append(
+    """The record deletes (``deletion.record_deletes``), then the checkpoints."""
+    known = [(run_id, top) for run_id, top in sizes if top is not None]
+    return [
+        *record_deletes(known, batch),
         checkpoints.delete().where(
             checkpoints.c.run_id.in_(
                 sa.select(run_tombstones.c.run_id).where(run_tombstones.c.session_id == session_id)
             )
-        )
-    )
-    return deletes
-
-
-def _execute(statement: sa.Delete, tx: Tx, params: dict[str, object] | None = None) -> int:
-    deleted: int = tx.conn.execute(statement, params or {}).rowcount
-    metrics.rows_purged(getattr(statement.table, "name", "other"), deleted)
-    return deleted
+        ),
+    ]
 
 
 def _delete_purged_memory(ctx: Context, session_id: str) -> None:
     """Memory events in batches until none is left, then the accepted-batch keys."""
     params: dict[str, object] = {"session_id": session_id, "batch": ctx.purge_batch}
     while True:
-        started = time.perf_counter()
-        deleted = ctx.uow.write(functools.partial(_execute, _DELETE_MEMORY_EVENTS, params=params))
-        ctx.uow.dialect.pause_between_batches(time.perf_counter() - started)
+        deleted = timed(ctx, functools.partial(execute, _DELETE_MEMORY_EVENTS, params=params))
         if deleted < ctx.purge_batch:
             break
-    ctx.uow.write(functools.partial(_execute, _DELETE_MEMORY_BATCHES, params=params))
+    ctx.uow.write(functools.partial(execute, _DELETE_MEMORY_BATCHES, params=params))
 
 
 def _delete_purged_rows(ctx: Context, session_id: str) -> None:
@@ -219,7 +186,5 @@ def _delete_purged_rows(ctx: Context, session_id: str) -> None:
         ]
     )
     for statement in _batches(sizes, session_id, ctx.purge_batch):
-        started = time.perf_counter()
-        ctx.uow.write(functools.partial(_execute, statement))
-        ctx.uow.dialect.pause_between_batches(time.perf_counter() - started)
+        timed(ctx, functools.partial(execute, statement))
     _delete_purged_memory(ctx, session_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -311,11 +311,3 @@ class SqlStore:
     def retention_exclusive(self) -> AbstractContextManager[bool]:
         """Whether this process may sweep now (one replica at a time), held for the block."""
         return self._ctx.uow.dialect.exclusive(self._ctx.uow.engine, retention.LOCK_NAME)
-
-    def retention_sweeper(self, policy: RetentionPolicy, interval: timedelta) -> retention.Sweeper:
-        """A background sweeper (``start``/``stop``) sweeping every ``interval``."""
-        return retention.Sweeper(
-            run_sweep=lambda stop: self.retention_sweep(policy, should_stop=stop),
-            exclusive=self.retention_exclusive,
-            interval=interval,
-        )

@@ -198,13 +198,13 @@ def test_a_tree_with_a_running_run_is_kept_whole(engine: Engine) -> None:
 def test_rows_left_by_a_sweep_cut_short_go_with_the_next_sweep(engine: Engine) -> None:
     """A sweep stopped after its tombstones (``should_stop`` between batches is the same
     state as a crash) leaves unreachable rows; the next sweep deletes them."""
-    from app.storage import retention
+    from app.storage.retention.runs import tombstone_runs
 
     parent, child = one_shot_tree(past(engine, 3))
     store = SqlStore(engine)
     cutoff = RUNS.run_cutoff_ms(now_millis())
     assert cutoff is not None
-    store._ctx.uow.write(lambda tx: retention._tombstone_runs(tx, [parent, child], cutoff))
+    store._ctx.uow.write(lambda tx: tombstone_runs(tx, [parent, child], cutoff))
     assert verify_database(engine).purge_pending_records == 6
 
     store.retention_sweep(RUNS)
@@ -306,9 +306,9 @@ def test_memory_of_missing_runs_goes_in_batches_and_across_pages(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """More events than one transaction deletes, and more run IDs than one page reads."""
-    from app.storage import retention
+    from app.storage.retention import memory
 
-    monkeypatch.setattr(retention, "PAGE", 2)
+    monkeypatch.setattr(memory, "PAGE", 2)
     old = past(engine, 3)
     for ghost in ("ghost-a", "ghost-b", "ghost-c"):
         remember(old, ghost, events=5)
