@@ -1,0 +1,136 @@
+"""The ``runtime-store`` command tree, and what its commands share: the database URL, and
+failures to use the database as one line and exit 2."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from app.operator_cli import runs_cli, sessions_cli
+
+# Plain help: typer's rich help shows every flag with a value type (``--json <bool>``).
+cli = typer.Typer(
+    help="runtime-store: the durable runtime-state owner for agent runtimes.",
+    rich_markup_mode=None,
+)
+
+
+db = typer.Typer(help="Database schema administration.")
+cli.add_typer(db, name="db")
+
+
+tokens_cli = typer.Typer(help="Bearer tokens: create (shown once), list, revoke.")
+cli.add_typer(tokens_cli, name="tokens")
+
+
+cli.add_typer(sessions_cli, name="sessions")
+cli.add_typer(runs_cli, name="runs")
+
+
+retention_cli = typer.Typer(
+    help="Retention: purge old ended sessions, delete old sessionless runs "
+    "(ages from RUNTIME_STORE_RETENTION_*)."
+)
+
+
+cli.add_typer(retention_cli, name="retention")
+
+
+def _database_url(url: str | None) -> str:
+    from app.settings import Settings
+
+    return url or Settings().database_url
+
+
+def _missing_sqlite_file(url: str) -> str | None:
+    """The path of a SQLite URL's file when it does not exist (connecting would create it)."""
+    from app.storage.engine import normalize_url
+
+    parsed = normalize_url(url)
+    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if file in (None, "", ":memory:") or Path(str(file)).is_file():
+        return None
+    return str(file)
+
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="Database URL (default: RUNTIME_STORE_DATABASE_URL or the SQLite file).",
+        show_default=False,
+    ),
+]
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _refuse(message: str) -> NoReturn:
+    typer.echo(f"refusing to serve: {message}", err=True)
+    raise typer.Exit(2)
+
+
+#: Exit status of a command that could not reach or use its database.
+EXIT_DATABASE = 2
+
+
+@contextmanager
+def _database_errors() -> Iterator[None]:
+    """The storage layer's ``database_errors`` (SQLAlchemy's errors as a ``DatabaseError``),
+    imported only when a command that used the database fails."""
+    try:
+        yield
+    except Exception:
+        if "sqlalchemy" not in sys.modules:
+            raise
+        from app.storage.engine import database_errors
+
+        with database_errors():
+            raise
+
+
+def _one_line(exc: Exception) -> str | None:
+    """The line that says why a command could not use its database, if that is why."""
+    if "app.storage.engine" in sys.modules:
+        from app.storage.engine import DatabaseError
+
+        if isinstance(exc, DatabaseError):
+            return f"error: the database cannot be used: {exc}"
+    if "runtime_store_client" in sys.modules:
+        from runtime_store_client import StoreError
+
+        if isinstance(exc, StoreError):  # e.g. ``unavailable`` from the token store's retries
+            return f"error: {exc.code}: {exc.message}"
+    if isinstance(exc, ModuleNotFoundError):
+        return (
+            f"error: the database URL needs the driver {exc.name!r}, which is not installed "
+            "(runtime-store speaks sqlite:/// and postgresql://)"
+        )
+    return None
+
+
+def main() -> None:
+    """The ``runtime-store`` command: every failure to use the database is one line on
+    stderr and exit 2, never a traceback (the operator commands have their own codes)."""
+    try:
+        with _database_errors():
+            cli()
+    except Exception as exc:
+        line = _one_line(exc)
+        if line is None:
+            raise
+        typer.echo(line, err=True)
+        raise SystemExit(EXIT_DATABASE) from None

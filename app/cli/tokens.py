@@ -1,0 +1,65 @@
+"""``runtime-store tokens create|list|revoke``: bearer tokens (shown once at creation)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from app.domain.tokens import Role, TokenError
+
+if TYPE_CHECKING:
+    from app.storage.tokens import Tokens
+from .common import DatabaseUrl, _database_url, tokens_cli
+
+
+def _tokens(database_url: str | None) -> Tokens:
+    from app.settings import Settings
+    from app.storage.engine import create_engine
+    from app.storage.tokens import Tokens
+
+    settings = Settings()
+    key = settings.token_key.get_secret_value() if settings.token_key else None
+    return Tokens(create_engine(_database_url(database_url)), key)
+
+
+@tokens_cli.command("create")
+def tokens_create(
+    name: Annotated[str, typer.Option(help="A unique name for the token's holder.")],
+    role: Annotated[Role, typer.Option(help="admin, worker or reader.")] = Role.WORKER,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create a token and print it: this is the only time it is shown."""
+    try:
+        token = _tokens(database_url).create(name, role)
+    except TokenError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+    typer.echo(token)
+
+
+@tokens_cli.command("list")
+def tokens_list(database_url: DatabaseUrl = None) -> None:
+    """Name, role, creation and revocation of every token (never the secret); times as
+    the API writes them (RFC 3339, UTC, milliseconds)."""
+    from runtime_store_client.times import format_rfc3339
+
+    for info in _tokens(database_url).list():
+        revoked = f"revoked {format_rfc3339(info.revoked_at)}" if info.revoked_at else "active"
+        typer.echo(
+            f"{info.name}\t{info.role.value}\tcreated {format_rfc3339(info.created_at)}\t{revoked}"
+        )
+
+
+@tokens_cli.command("revoke")
+def tokens_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Revoke a token: it stops working at once."""
+    try:
+        _tokens(database_url).revoke(name)
+    except TokenError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"revoked {name}")
