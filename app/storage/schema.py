@@ -125,7 +125,7 @@ run_tombstones = sa.Table(
     "run_tombstones",
     metadata,
     sa.Column("run_id", sa.Text(), primary_key=True),
-    # NULL: a sessionless run deleted by retention (app/storage/retention.py).
+    # NULL: a sessionless run deleted by retention (app/storage/retention/runs.py).
     sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=True),
     # A purge finds the records it still has to delete through its tombstones.
     sa.Index(None, "session_id"),
