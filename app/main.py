@@ -28,7 +28,7 @@ from .api.problems import UnexpectedErrors, install_problem_handlers, problem_me
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcripts
 from .api.routes.metrics import router as metrics_router
-from .api.routes.tail import TailSettings
+from .api.live_tail import TailSettings
 from .api.routes.transcripts import TranscriptBounds
 from .console import router as console_router
 from .observability.setup import Observability

@@ -1,0 +1,5 @@
+"""The live tail's machinery (CONTRACT.md 11.3); its endpoints are ``app/api/routes/tail.py``."""
+
+from .stream import TailSettings
+
+__all__ = ["TailSettings"]
