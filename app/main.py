@@ -22,13 +22,13 @@ from .api.docs import DocsSecurityHeaders
 from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
 from .api.host_check import HostCheck, allowed_names
+from .api.live_tail import TailSettings
 from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
 from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcripts
 from .api.routes.metrics import router as metrics_router
-from .api.live_tail import TailSettings
 from .api.routes.transcripts import TranscriptBounds
 from .console import router as console_router
 from .observability.setup import Observability
