@@ -1,4 +1,10 @@
-"""runtime-store-client: the contract types, protocols and errors of runtime-store."""
+"""runtime-store-client: the contract types, protocols and errors of runtime-store.
+
+``HttpStore`` and ``AsyncHttpStore`` (httpx, aiohttp, the generated models) are imported
+on first use: the service, which needs only the types and errors, never pays for them.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     ERROR_CODES,
@@ -29,7 +35,6 @@ from .errors import (
     UnavailableError,
     error_class_for_code,
 )
-from .http import AsyncHttpStore, HttpStore
 from .protocols import (
     AsyncMemoryStore,
     AsyncRunSearch,
@@ -210,3 +215,14 @@ __all__ = [
     "validate_bedrock",
     "validate_planner_transcript",
 ]
+
+if TYPE_CHECKING:
+    from .http import AsyncHttpStore, HttpStore
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("AsyncHttpStore", "HttpStore"):
+        from . import http
+
+        return getattr(http, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
