@@ -22,7 +22,16 @@ from .api.examples import add_request_examples
 from .api.offload import Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
-from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcripts
+from .api.routes import (
+    health,
+    lifecycle,
+    memory,
+    record_reads,
+    runs,
+    sessions,
+    tail,
+    transcripts,
+)
 from .api.routes.metrics import router as metrics_router
 from .api.routes.tail import TailSettings
 from .api.routes.transcripts import TranscriptBounds
@@ -144,6 +153,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         sessions.router,
         lifecycle.router,
         runs.router,
+        record_reads.router,
         transcripts.router,
         memory.router,
         tail.router,

@@ -33,7 +33,9 @@ class RunMetaBody:
             agent_id (str):
             session_id (str):
             parent_run_id (str):
-            status (RunStatus): Status of a run; every status but ``running`` is terminal.
+            status (RunStatus): Status of a run; every status but ``running`` is terminal (the run takes no more
+                ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+                state change can follow; a suspended run may still be repaired or continued).
             start_outcome (RunStartOutcome): Decision made by the first successful start of a run.
             started_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
             updated_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
