@@ -384,3 +384,27 @@ def test_a_sessionless_run_reads_its_transcript_too(store: Backend) -> None:
     store.append_run_record(transcript(run, "t", messages()))
 
     assert ids(store.list_run_transcript_records(run.run_id, "2")) == ["2"]
+
+
+@pytest.mark.parametrize(
+    ("through", "after", "limit"),
+    [(2, "", 100), ("2", None, 100), ("2", "", True), ("2", "", 1.5), ("2", "", "10")],
+    ids=["through-int", "after-none", "limit-bool", "limit-float", "limit-text"],
+)
+def test_a_position_of_another_type_is_invalid_transcript_position(
+    store: Backend, through: object, after: object, limit: object
+) -> None:
+    """Refused alike in process and by the HTTP clients, before any request."""
+    run = mixed_run(store)
+
+    assert_rejected(
+        store,
+        lambda: store.list_run_transcript_records(
+            run.run_id,
+            through,  # type: ignore[arg-type]
+            after=after,  # type: ignore[arg-type]
+            limit=limit,  # type: ignore[arg-type]
+        ),
+        InvalidTranscriptPositionError,
+        run.run_id,
+    )
