@@ -27,7 +27,16 @@ from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
 from .api.request_id import RequestIdMiddleware
-from .api.routes import health, lifecycle, memory, runs, sessions, tail, transcripts
+from .api.routes import (
+    health,
+    lifecycle,
+    memory,
+    record_reads,
+    runs,
+    sessions,
+    tail,
+    transcripts,
+)
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
 from .console import router as console_router
@@ -157,6 +166,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         sessions.router,
         lifecycle.router,
         runs.router,
+        record_reads.router,
         transcripts.router,
         memory.router,
         tail.router,

@@ -2,9 +2,10 @@
 
 Swagger UI's "Try it out" sends these as they are. Sent in this order to a fresh service,
 each is accepted: a session, a root run ``run-42`` with a child, a sessionless one-shot run
-with a one-shot child, notes, memory, a cancellation request and the terminal record of
-``run-42``. The suspension examples name ``run-42`` too: they fit a running run (a terminal
-one answers ``run_terminal_conflict``). tests/docs/test_openapi_examples.py sends them all.
+with a one-shot child, notes and a transcript record, memory, a cancellation request and the
+terminal record of ``run-42``. The suspension examples name ``run-42`` too: they fit a
+running run (a terminal one answers ``run_terminal_conflict``).
+tests/docs/test_openapi_examples.py sends them all.
 """
 
 from __future__ import annotations
@@ -29,12 +30,18 @@ def _at(seconds: int) -> str:
     return f"2026-11-30T01:02:{seconds:02d}.456Z"
 
 
-def _payload(value: dict[str, Any]) -> str:
+def _payload(value: dict[str, Any] | list[Any]) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
 def _record(
-    run: str, agent: str, session: str, key: str, type: str, payload: dict[str, Any], at: str
+    run: str,
+    agent: str,
+    session: str,
+    key: str,
+    type: str,
+    payload: dict[str, Any] | list[Any],
+    at: str,
 ) -> dict[str, Any]:
     return {
         "event_key": key,
@@ -122,12 +129,33 @@ ONE_SHOT_CHILD_START: Final = {
     "started": _started(ONE_SHOT_CHILD_RUN, ONE_SHOT_CHILD_AGENT, "", _at(7), parent=ONE_SHOT_RUN),
 }
 APPEND_RECORD: Final = {"record": _note(f"{RUN}:note-1", "looking up the weather", 8)}
+_MESSAGES: Final = [
+    {"role": "user", "parts": [{"kind": "text", "text": "What is the weather?"}], "meta": None},
+    {
+        "role": "assistant",
+        "parts": [{"kind": "text", "text": "Sunny and 18 degrees."}],
+        "meta": None,
+    },
+]
 APPEND_RECORDS: Final = {
     "records": [
         _note(f"{RUN}:note-2", "calling the weather tool", 9),
         _note(f"{RUN}:note-3", "answering", 10),
+        _record(
+            RUN,
+            AGENT,
+            SESSION,
+            f"{RUN}:messages-1",
+            "transcript_messages_appended",
+            _MESSAGES,
+            _at(10),
+        ),
     ]
 }
+#: The record ID of that transcript record (run-42: run_started, the child's link, three
+#: notes, then it): a transcript read up to it, and its key for a read by key.
+TRANSCRIPT_THROUGH_EXAMPLE: Final = "6"
+RECORD_KEY_EXAMPLE: Final = f"{RUN}:messages-1"
 APPEND_MEMORY: Final = {
     "events": [
         {

@@ -424,6 +424,14 @@ _EXAMPLE_DETAILS: Mapping[str, tuple[str, dict[str, str]]] = {
         {"session_id": "chat-session-123"},
     ),
     "invalid_transcript": ("the transcript breaks 1 planner rule(s)", {"run_id": "run-42"}),
+    "invalid_transcript_position": (
+        "through '99' is not a record of run 'run-42'",
+        {"run_id": "run-42"},
+    ),
+    "record_not_found": (
+        "run 'run-42' has no record 'run-42:missing'",
+        {"run_id": "run-42", "event_key": "run-42:missing"},
+    ),
     UNSUPPORTED_MEDIA_TYPE: (f"the request body must be {JSON}, not text/plain", {}),
 }
 

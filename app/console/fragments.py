@@ -11,7 +11,6 @@ from fastapi.responses import HTMLResponse
 from .api import Api, ApiError, path
 from .pages import RunFiltersDep
 from .rendering import (
-    MAX_LISTED_FINDINGS,
     PAGE_SIZE,
     PURGE_COUNT_LIMIT,
     RECORDS_PAGE_SIZE,
@@ -23,10 +22,7 @@ from .views import (
     RecordView,
     api_time,
     base64_size,
-    conversation,
-    findings_by_message,
     run_facts,
-    thinking_used,
 )
 
 router = APIRouter()
@@ -217,58 +213,3 @@ async def records_fragment(
         }
 
     return await fragment(request, "fragments/records.html", load)
-
-
-@router.get("/fragments/run/transcript")
-async def transcript_fragment(
-    request: Request, run_id: str = "", cursor: str = "", offset: int = 0, thinking: str = ""
-) -> HTMLResponse:
-    """A page of ``GET /v1/runs/{id}/transcript`` as a conversation, with the findings
-    of the whole transcript's checks (``?validate=planner`` and ``?validate=bedrock``)
-    marked on the messages they name."""
-
-    async def load(api: Api) -> dict[str, Any]:
-        transcript_path = path("v1", "runs", run_id, "transcript")
-        body = await api.get(transcript_path, {"cursor": cursor})
-        messages = body["messages"]
-        thinking_on = thinking == "on" if thinking else thinking_used(messages)
-        checks: dict[str, list[dict[str, Any]]] = {}
-        notes: dict[str, str] = {}
-        for validator, params in (
-            ("planner", {"validate": "planner"}),
-            ("bedrock", {"validate": "bedrock", "thinking": "true" if thinking_on else "false"}),
-        ):
-            # limit=1: the check reads the whole transcript, the page it returns is unused.
-            problem = await api.problem_or_none(transcript_path, {**params, "limit": "1"})
-            if problem is None:
-                checks[validator] = []
-            elif problem.code == "invalid_transcript":
-                checks[validator] = problem.violations
-            else:
-                notes[validator] = f"{problem.code}: {problem.detail}"
-        here = {"run_id": run_id, "thinking": thinking}
-        findings = findings_by_message(checks)
-        return {
-            "run_id": run_id,
-            "messages": conversation(messages, offset, findings),
-            "whole": findings.get(-1, []),
-            "listed": sorted(
-                (index, finding)
-                for index, found in findings.items()
-                if index >= 0
-                for finding in found
-            )[:MAX_LISTED_FINDINGS],
-            "shown": range(offset, offset + len(messages)),
-            "checks": checks,
-            "notes": notes,
-            "thinking_on": thinking_on,
-            "next": link(
-                "/console/run/transcript",
-                {**here, "cursor": body["next_cursor"], "offset": str(offset + len(messages))},
-            )
-            if body["next_cursor"]
-            else "",
-            "first": link("/console/run/transcript", here) if cursor else "",
-        }
-
-    return await fragment(request, "fragments/transcript.html", load)

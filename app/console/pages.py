@@ -140,9 +140,10 @@ async def run_page(
 
 @router.get("/run/transcript")
 async def transcript_page(
-    run_id: str = "", cursor: str = "", offset: int = 0, thinking: str = ""
+    run_id: str = "", through: str = "", after: str = "", offset: int = 0, thinking: str = ""
 ) -> HTMLResponse:
-    """A run's transcript as a conversation, with the validators' findings."""
+    """A run's transcript as a conversation, with the validators' findings: a prefix of
+    its records (up to ``through``, by default the run's last), page by page."""
     return page(
         "transcript.html",
         f"Transcript of {run_id}",
@@ -151,6 +152,12 @@ async def transcript_page(
         thinking=thinking,
         data=link(
             "/console/fragments/run/transcript",
-            {"run_id": run_id, "cursor": cursor, "offset": str(offset), "thinking": thinking},
+            {
+                "run_id": run_id,
+                "through": through,
+                "after": after,
+                "offset": str(offset),
+                "thinking": thinking,
+            },
         ),
     )

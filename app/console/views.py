@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from runtime_store_client import LifecycleRecordType, RunStatus
+from runtime_store_client import InvalidTranscriptError, LifecycleRecordType, RunStatus
+from runtime_store_client.transcript import decode_messages, encode_message
 
 #: Run statuses after which nothing is appended (a suspended run may be repaired to a
 #: final status, so its tail stays open).
@@ -248,6 +249,25 @@ def conversation(
                     call[1].setdefault("results", []).append({**part, "message": view.index})
                     part["call_message"] = call[0].index
     return views
+
+
+def transcript_messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of transcript records (as a page carries them), in order, each as the
+    API's transcript answers it. ``InvalidTranscriptError`` names the record whose payload
+    is not a message array (CONTRACT.md 10.3)."""
+    messages: list[dict[str, Any]] = []
+    for record in records:
+        try:
+            decoded = decode_messages(str(record.get("payload", "")).encode())
+        except InvalidTranscriptError as exc:
+            raise InvalidTranscriptError(
+                f"record {record.get('event_key')!r} (ID {record.get('id')}): {exc.message}",
+                run_id=str(record.get("run_id", "")),
+                event_key=str(record.get("event_key", "")),
+                violations=exc.violations,
+            ) from exc
+        messages += [encode_message(message) for message in decoded]
+    return messages
 
 
 def findings_by_message(checks: dict[str, list[dict[str, Any]]]) -> dict[int, list[Finding]]:

@@ -8,12 +8,13 @@ positions and record IDs under the row lock of the transaction that writes the r
 from __future__ import annotations
 
 import enum
+from typing import Final
 
 import sqlalchemy as sa
 
 from app.domain.state import SessionRowStatus
 from app.domain.tokens import Role
-from runtime_store_client import RunStartOutcome, RunStatus
+from runtime_store_client import TRANSCRIPT_RECORD_TYPES, RunStartOutcome, RunStatus
 
 
 def _one_of(column: str, values: type[enum.StrEnum]) -> str:
@@ -158,6 +159,22 @@ run_records = sa.Table(
     sa.Column("timestamp_ms", sa.BigInteger(), nullable=False),
     sa.UniqueConstraint("run_id", "event_key"),
     sa.UniqueConstraint("session_id", "session_seq"),
+)
+
+#: A run's transcript records (CONTRACT.md 12.3) with the types as literals, never bound
+#: parameters: a statement that repeats this clause matches the index's predicate on both
+#: databases, also in a prepared statement's generic plan.
+TRANSCRIPT_RECORD: Final = run_records.c.type.in_(
+    [sa.literal_column(f"'{record_type}'") for record_type in sorted(TRANSCRIPT_RECORD_TYPES)]
+)
+# Transcript prefix reads: one index range of the run's transcript records only, however
+# many other records the run holds (migration 0014).
+sa.Index(
+    "ix_run_records_transcript",
+    run_records.c.run_id,
+    run_records.c.seq,
+    sqlite_where=TRANSCRIPT_RECORD,
+    postgresql_where=TRANSCRIPT_RECORD,
 )
 
 memory_events = sa.Table(

@@ -28,6 +28,7 @@ from runtime_store_client import (
     OneShotRunStartResult,
     Page,
     Record,
+    RecordPage,
     RepairResult,
     RootRunStartResult,
     RunMeta,
@@ -48,6 +49,7 @@ from . import (
     lifecycle,
     memory,
     purge,
+    record_reads,
     records,
     retention,
     runs,
@@ -151,6 +153,19 @@ class SqlStore:
     def list_session_run_records(self, session_id: str, cursor: str = "", limit: int = 100) -> Page:
         """A page of every record of a session's runs, in commit order (section 4)."""
         return records.list_session_run_records(self._ctx, session_id, cursor, limit)
+
+    # --- transcript prefixes, a record by its key (12.3, 12.5) ---------------------------
+
+    def list_run_transcript_records(
+        self, run_id: str, through: str, after: str = "", limit: int = 100
+    ) -> RecordPage:
+        """The run's transcript records after ``after`` up to and including the record
+        ``through``, in record order (12.3); the same arguments, the same page."""
+        return record_reads.list_run_transcript_records(self._ctx, run_id, through, after, limit)
+
+    def load_run_record(self, run_id: str, event_key: str) -> Record:
+        """The record stored under ``event_key`` in the run (12.5)."""
+        return record_reads.load_run_record(self._ctx, run_id, event_key)
 
     # --- lifecycle (3.8-3.11) -----------------------------------------------------------
 

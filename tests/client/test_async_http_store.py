@@ -13,7 +13,10 @@ from runtime_store_client import (
     AsyncSessionAdmin,
     AsyncStore,
     EventConflictError,
+    InvalidTranscriptPositionError,
     MemoryEvent,
+    RecordNotFoundError,
+    RecordPage,
     RepairOutcome,
     RunStartOutcome,
     RunStatus,
@@ -108,6 +111,7 @@ def test_every_async_method_round_trips(live_server: LiveServer) -> None:
             meta = await store.load_run("root")
             assert (meta.status, dict(meta.labels)) == (RunStatus.SUSPENDED, {"k": "v"})
 
+            page_of_root = (await store.list_run_records("root")).records
             page = await store.list_run_records("root", limit=2)
             assert [r.id for r in page.records] == ["1", "2"]
             assert page.next_cursor == "2"
@@ -118,6 +122,14 @@ def test_every_async_method_round_trips(live_server: LiveServer) -> None:
             assert streamed == session_page.records
             runs = await store.list_session_runs(session.id, statuses=[RunStatus.CANCELED])
             assert [r.run_id for r in runs.runs] == ["child"]
+
+            transcript = await store.list_run_transcript_records("root", "4")
+            assert transcript == RecordPage(records=[])  # root holds no transcript record
+            with pytest.raises(InvalidTranscriptPositionError):
+                await store.list_run_transcript_records("root", "5")
+            assert await store.load_run_record("root", "note") == page_of_root[2]
+            with pytest.raises(RecordNotFoundError):
+                await store.load_run_record("root", "no-such-key")
 
             event = MemoryEvent(
                 type="user_message", timestamp=at(1), data={"text": "hi"}, labels={"a": "b"}

@@ -48,6 +48,8 @@ READS: Final = (
     "list-session-run-records",
     "search-runs",
     "list-run-records",
+    "list-run-transcript-records",
+    "load-run-record",
     "load-run",
     "load-transcript",
     "load-memory",
@@ -249,11 +251,16 @@ def test_the_examples_tell_one_story(live: Live, story: dict[str, httpx.Response
         "run_started",
         "child_run_linked",
         *["planner_note"] * 3,
+        "transcript_messages_appended",
         "runtime.cancellation_intent",
         "run_completed",
     ]
     purged = live.http.get(f"/v1/sessions/{PURGED_SESSION}")
     assert purged.json()["code"] == "session_purged"
+    # The transcript read and the read by key find the story's transcript record.
+    transcript = story["list-run-transcript-records"].json()
+    assert [r["type"] for r in transcript["records"]] == ["transcript_messages_appended"]
+    assert story["load-run-record"].json() == transcript["records"][0]
 
 
 # --- response examples -------------------------------------------------------------------
@@ -329,6 +336,12 @@ def test_the_problems_the_story_can_provoke_look_like_their_examples(
             live, "append-run-record", {f"{RUN}:note-1": f"{RUN}:note-late"}
         ),
         ("append-run-record", "event_conflict"): send(live, "append-run-record", {"weather": "?"}),
+        ("list-run-transcript-records", "invalid_transcript_position"): http.get(
+            f"/v1/runs/{RUN}/transcript-records", params={"through": "99"}
+        ),
+        ("load-run-record", "record_not_found"): http.get(
+            f"/v1/runs/{RUN}/record", params={"event_key": f"{RUN}:missing"}
+        ),
     }
     for (operation_id, code), real in provoked.items():
         assert real.json()["code"] == code, (operation_id, real.text)

@@ -104,6 +104,14 @@ class InvalidTranscriptError(StoreError):
         self.violations: list[TranscriptViolation] = found
 
 
+class InvalidTranscriptPositionError(StoreError):
+    """A transcript read's ``through``, ``after`` or ``limit`` is not a position of that
+    run (CONTRACT.md 12.3)."""
+
+    default_code = "invalid_transcript_position"
+    default_status = 422
+
+
 class AuthError(StoreError):
     """Missing or unknown credentials (401) or a role that does not allow the call (403)."""
 
@@ -133,6 +141,12 @@ class RunNotFoundError(NotFoundError):
 
 class RunSuspensionNotFoundError(NotFoundError):
     default_code = "run_suspension_not_found"
+
+
+class RecordNotFoundError(NotFoundError):
+    """No record of the run has that event key (CONTRACT.md 12.5)."""
+
+    default_code = "record_not_found"
 
 
 class SessionPurgedError(StoreError):
@@ -214,11 +228,13 @@ _BY_CODE: dict[str, type[StoreError]] = {
     for cls in (
         InvalidArgumentError,
         InvalidTranscriptError,
+        InvalidTranscriptPositionError,
         AuthError,
         PermissionDeniedError,
         SessionNotFoundError,
         RunNotFoundError,
         RunSuspensionNotFoundError,
+        RecordNotFoundError,
         SessionPurgedError,
         SessionEndedError,
         SessionActiveError,

@@ -18,6 +18,7 @@ from .types import (
     OneShotRunStartResult,
     Page,
     Record,
+    RecordPage,
     RepairResult,
     RootRunStartResult,
     RunMeta,
@@ -33,7 +34,7 @@ from .types import (
 
 @runtime_checkable
 class Store(Protocol):
-    """The worker-facing runtime operations (CONTRACT.md sections 3-4)."""
+    """The worker-facing runtime operations (CONTRACT.md sections 3-4, 12.3, 12.5)."""
 
     def start_root_run(
         self, run: RunStart, started: Record, canceled: Record
@@ -67,6 +68,11 @@ class Store(Protocol):
     def list_session_run_records(
         self, session_id: str, cursor: str = "", limit: int = 100
     ) -> Page: ...
+    # section 12 (runtime additions)
+    def list_run_transcript_records(
+        self, run_id: str, through: str, after: str = "", limit: int = 100
+    ) -> RecordPage: ...
+    def load_run_record(self, run_id: str, event_key: str) -> Record: ...
 
 
 @runtime_checkable
@@ -124,7 +130,7 @@ class MemoryStore(Protocol):
 
 @runtime_checkable
 class AsyncStore(Protocol):
-    """The worker-facing runtime operations (CONTRACT.md sections 3-4)."""
+    """The worker-facing runtime operations (CONTRACT.md sections 3-4, 12.3, 12.5)."""
 
     async def start_root_run(
         self, run: RunStart, started: Record, canceled: Record
@@ -162,6 +168,11 @@ class AsyncStore(Protocol):
     async def list_session_run_records(
         self, session_id: str, cursor: str = "", limit: int = 100
     ) -> Page: ...
+    # section 12 (runtime additions)
+    async def list_run_transcript_records(
+        self, run_id: str, through: str, after: str = "", limit: int = 100
+    ) -> RecordPage: ...
+    async def load_run_record(self, run_id: str, event_key: str) -> Record: ...
 
 
 @runtime_checkable

@@ -213,6 +213,12 @@ class Page:
     next_cursor: str = ""
 
 
+#: A page of a run's transcript records (CONTRACT.md 12.3): the same shape as every record
+#: page; ``next_cursor`` is the ID of its last record when more transcript records follow
+#: up to ``through``.
+RecordPage = Page
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunPage:
     """A page of run metas: by ``started_at`` then ``run_id`` for a session's runs; newest

@@ -20,7 +20,9 @@ from .._generated.api.records import (
     append_run_record,
     append_run_records,
     list_run_records,
+    list_run_transcript_records,
     list_session_run_records,
+    load_run_record,
     load_transcript,
 )
 from .._generated.api.runs import (
@@ -65,7 +67,7 @@ from .._generated.models import (
 from .._generated.models import RunStatus as WireRunStatus
 from .._generated.models import SessionStatus as WireSessionStatus
 from .._generated.types import UNSET, Response
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, InvalidTranscriptPositionError
 from ..transcript import Message
 from ..types import (
     AppendResult,
@@ -286,6 +288,30 @@ def run_records(run_id: str, cursor: str, limit: int) -> Call[Page]:
         {"run_id": c.path_id(run_id, "run_id"), **_page_args(cursor, limit)},
         c.record_page,
         c.record_page_json,
+    )
+
+
+def transcript_records(run_id: str, through: str, after: str, limit: int) -> Call[Page]:
+    """A transcript prefix page (12.3): a position that cannot even be sent is refused
+    here as the server would refuse it (``invalid_transcript_position``)."""
+    if not isinstance(through, str) or not isinstance(after, str):
+        raise InvalidTranscriptPositionError("through and after must be record IDs (strings)")
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidTranscriptPositionError(f"limit must be an integer of at least 1: {limit!r}")
+    return Call(
+        list_run_transcript_records,
+        {"run_id": c.path_id(run_id, "run_id"), "through": through, "after": after, "limit": limit},
+        c.record_page,
+        c.record_page_json,
+    )
+
+
+def record_by_key(run_id: str, event_key: str) -> Call[Record]:
+    """The record stored under a key (12.5); an empty key is refused as the server would."""
+    return Call(
+        load_run_record,
+        {"run_id": c.path_id(run_id, "run_id"), "event_key": c.path_id(event_key, "event_key")},
+        c.record,
     )
 
 

@@ -203,6 +203,17 @@ class AsyncHttpStore:
         """A page of a session's records in commit order (section 4)."""
         return await self._run(calls.session_records(session_id, cursor, limit))
 
+    async def list_run_transcript_records(
+        self, run_id: str, through: str, after: str = "", limit: int = 100
+    ) -> Page:
+        """The run's transcript records after ``after`` up to and including the record
+        ``through``, in record order (12.3); the same arguments, the same page."""
+        return await self._run(calls.transcript_records(run_id, through, after, limit))
+
+    async def load_run_record(self, run_id: str, event_key: str) -> Record:
+        """The record stored under ``event_key`` in the run (12.5)."""
+        return await self._run(calls.record_by_key(run_id, event_key))
+
     def tail_run_records(self, run_id: str, cursor: str = "") -> AsyncRecordTail:
         """The run's records after ``cursor``, then each one as it commits (11.3); ends
         once the run is completed, failed or canceled and its last record was read, or
