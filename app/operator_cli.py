@@ -230,14 +230,15 @@ _SESSION_COLUMNS: Final = ["SESSION", "STATUS", "CREATED", "ENDED"]
 _RUN_COLUMNS: Final = ["RUN", "STATUS", "AGENT", "SESSION", "PARENT", "STARTED", "LABELS"]
 
 
-def _label_filters(labels: list[str]) -> dict[str, str]:
-    wanted: dict[str, str] = {}
-    for label in labels:
-        key, colon, value = label.partition(":")
-        if not colon or not key:
-            raise _fail(f"--label {label!r}: expected key:value", EXIT_USAGE)
-        wanted[key] = value
-    return wanted
+def _label_filters(labels: list[str]) -> dict[str, str] | None:
+    """As the API reads them (``None``: two values for one key, which no run matches)."""
+    from runtime_store_client import InvalidArgumentError
+    from runtime_store_client.filters import label_filters
+
+    try:
+        return label_filters(labels)
+    except InvalidArgumentError as exc:
+        raise _fail(f"--label: {exc.message}", EXIT_USAGE) from None
 
 
 # --- sessions ---------------------------------------------------------------------------
@@ -502,6 +503,8 @@ def runs_list(  # noqa: PLR0913, PLR0917 - one option per filter of CONTRACT.md 
     with _service(url, token) as store:
 
         def fetch(at: str) -> tuple[list[RunMeta], str]:
+            if labels is None:  # no run carries two values for one key
+                return [], ""
             page = store.search_runs(
                 statuses=statuses,
                 agent_id=agent,

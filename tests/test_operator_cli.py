@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -189,3 +190,19 @@ def test_a_missing_or_weak_token_is_one_line_and_exit_1(tmp_path: Path) -> None:
         assert err.startswith("error: permission_denied")
     finally:
         stop_server(server)
+
+
+def test_a_label_key_asked_twice_matches_nothing_as_the_api_answers(
+    live_server: LiveServer,
+) -> None:
+    ids = _seed(live_server)
+    code, out, _ = run_cli(live_server, "runs", "list", "--label", "team:search", "--json")
+    assert [json.loads(line)["run_id"] for line in out.splitlines()] == [ids["failed"]]
+    args = ("runs", "list", "--label", "team:search", "--label", "team:other", "--json")
+    code, out, _ = run_cli(live_server, *args)
+    assert (code, out) == (0, "")
+    api = httpx.get(
+        f"{live_server.base_url}/v1/runs",
+        params=[("label", "team:search"), ("label", "team:other")],
+    )
+    assert api.json()["runs"] == []

@@ -56,26 +56,17 @@ from runtime_store_client import (
     SessionNotFoundError,
     SessionPurgedError,
 )
+from runtime_store_client.filters import label_filters
 from runtime_store_client.times import EXAMPLE as EXAMPLE_TIME
 
 router = APIRouter(prefix="/v1/runs")
 
 
 def _label_filters(labels: list[str]) -> dict[str, str] | None:
-    """``key:value`` strings as a map (the key ends at the first ``:``); ``None`` when two
-    values are asked for one key, which no run can match. More than 64 filters are
-    refused before any of them is read (CONTRACT.md 2.10)."""
+    """The label filters (``runtime_store_client.filters``); more than 64 are refused
+    before any of them is read (CONTRACT.md 2.10)."""
     check_label_filters(labels, "label")
-    wanted: dict[str, str] = {}
-    for label in labels:
-        key, colon, value = label.partition(":")
-        if not colon or not key:
-            raise InvalidArgumentError(
-                f"label filter {label!r} must be key:value with a non-empty key"
-            )
-        if wanted.setdefault(key, value) != value:
-            return None
-    return wanted
+    return label_filters(labels)
 
 
 @router.get(
