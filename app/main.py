@@ -29,13 +29,13 @@ from .api.problems import UnexpectedErrors, install_problem_handlers, problem_me
 from .api.request_id import RequestIdMiddleware
 from .api.routes import (
     health,
-    lifecycle,
     memory,
     record_reads,
     runs,
     sessions,
     tail,
     transcripts,
+    transfer,
 )
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
@@ -164,7 +164,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
     )
     for router in (
         sessions.router,
-        lifecycle.router,
+        transfer.router,
         runs.router,
         record_reads.router,
         transcripts.router,

@@ -8,7 +8,7 @@ cross-site request: a form, ``sendBeacon``, a ``no-cors`` fetch), so no such req
 
 The JSON operations are checked where FastAPI leaves a body it did not read as JSON
 (``app/api/problems.py``: it never validates against a schema); the import, which reads its
-body as a stream, checks its own (``app/api/routes/lifecycle.py``).
+body as a stream, checks its own (``app/api/routes/transfer.py``).
 """
 
 from __future__ import annotations

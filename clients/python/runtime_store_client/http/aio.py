@@ -34,7 +34,7 @@ from ..types import (
     Snapshot,
 )
 from . import _calls as calls
-from . import _lifecycle
+from . import _transfer
 from ._convert import path_id, problem_error, session_path_id
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from ._tail import AsyncRecordTail, run_stream_path, session_stream_path
@@ -370,11 +370,11 @@ class AsyncHttpStore:
     async def export_session(self, session_id: str, file: BinaryWriter) -> None:
         """Write the session's NDJSON export, read in one snapshot, to a binary file
         (11.4); ``UnavailableError`` if it was cut short."""
-        await _lifecycle.export_session_async(
+        await _transfer.export_session_async(
             self._client.get_async_httpx_client(), self._policy, session_id, file
         )
 
     async def import_session(self, file: BinaryReader) -> Session:
         """Recreate an exported session from a binary file in one transaction (11.4);
-        never retried (see ``http/_lifecycle.py``)."""
-        return await _lifecycle.import_session_async(self._client.get_async_httpx_client(), file)
+        never retried (see ``http/_transfer.py``)."""
+        return await _transfer.import_session_async(self._client.get_async_httpx_client(), file)

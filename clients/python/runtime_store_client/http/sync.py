@@ -43,7 +43,7 @@ from ..types import (
     Snapshot,
 )
 from . import _calls as calls
-from . import _lifecycle
+from . import _transfer
 from ._convert import path_id, problem_error, session_path_id
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from ._tail import RecordTail, run_stream_path, session_stream_path
@@ -358,9 +358,9 @@ class HttpStore:
     def export_session(self, session_id: str, file: BinaryWriter) -> None:
         """Write the session's NDJSON export, read in one snapshot, to a binary file
         (11.4); ``UnavailableError`` if it was cut short."""
-        _lifecycle.export_session(self._client.get_httpx_client(), self._policy, session_id, file)
+        _transfer.export_session(self._client.get_httpx_client(), self._policy, session_id, file)
 
     def import_session(self, file: BinaryReader) -> Session:
         """Recreate an exported session from a binary file in one transaction (11.4);
-        never retried (see ``http/_lifecycle.py``)."""
-        return _lifecycle.import_session(self._client.get_httpx_client(), file)
+        never retried (see ``http/_transfer.py``)."""
+        return _transfer.import_session(self._client.get_httpx_client(), file)
