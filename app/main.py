@@ -43,8 +43,7 @@ from .console import router as console_router
 from .observability.setup import Observability
 from .retention_sweeper import RetentionSweeper
 from .settings import Settings
-from .storage import Notifications, SqlStore, create_engine
-from .storage.tokens import Tokens
+from .storage import Notifications, SqlStore, Tokens, create_engine
 
 DESCRIPTION = """\
 The durable owner of runtime state for AI-agent runtimes: **sessions**, **run lifecycle

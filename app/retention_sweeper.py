@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from runtime_store_client import StoreError
 
-from .storage.retention import Sweep
+from .storage import Sweep
 
 log = logging.getLogger("runtime_store.retention")
 

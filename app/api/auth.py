@@ -19,7 +19,7 @@ from starlette.requests import HTTPConnection
 
 from app.api.offload import Offload
 from app.domain.tokens import PERMISSIONS, Permission
-from app.storage.tokens import Tokens
+from app.storage import Tokens
 from runtime_store_client import AuthError, StoreError
 
 log = logging.getLogger("runtime_store.auth")

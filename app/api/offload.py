@@ -30,7 +30,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.storage import interrupts
+from app.storage import Canceler, calling
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -68,7 +68,7 @@ class _RequestWatch:
             else:
                 self._held.append(message)
 
-    def cancel_when_gone(self, canceler: interrupts.Canceler, call: asyncio.Future[Any]) -> None:
+    def cancel_when_gone(self, canceler: Canceler, call: asyncio.Future[Any]) -> None:
         """Cancel ``canceler`` if the client disconnects before ``call`` is done."""
         if call.done():
             return
@@ -127,7 +127,7 @@ class Offload:
         watch = _REQUEST.get()
         if watch is None:
             return await self._start(None, call)
-        canceler = interrupts.Canceler()
+        canceler = Canceler()
         future = self._start(canceler, call)
         loop = asyncio.get_running_loop()
         timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, future)
@@ -140,15 +140,13 @@ class Offload:
         """A call that serves no one request (shared by several): never cancelled."""
         return await self._start(None, functools.partial(fn, *args, **kwargs))
 
-    def _start(
-        self, canceler: interrupts.Canceler | None, call: Callable[[], T]
-    ) -> asyncio.Future[T]:
+    def _start(self, canceler: Canceler | None, call: Callable[[], T]) -> asyncio.Future[T]:
         loop = asyncio.get_running_loop()
         # In a copy of the caller's context, as ``asyncio.to_thread`` does: the call's log
         # lines carry the request ID, and its trace spans nest in the request's.
         context = contextvars.copy_context()
         if canceler is not None:
-            context.run(interrupts.calling, canceler)
+            context.run(calling, canceler)
         return loop.run_in_executor(self._executor, context.run, call)
 
     def close(self) -> None:

@@ -1,16 +1,34 @@
-"""The SQL storage layer: the only code that knows SQL (docs/architecture.md)."""
+"""The SQL storage layer: the only code that knows SQL (docs/architecture.md).
+
+This package is its facade: every other layer imports storage from here, never from a
+module inside it (``lint-imports``), except the CLI's database commands.
+"""
 
 from .engine import create_engine
-from .migrate import upgrade_schema
+from .export import FORMAT as EXPORT_FORMAT
+from .export import encode_line as encode_export_line
+from .interrupts import Canceler, calling
+from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
+from .records import StreamPage
+from .retention import Sweep
 from .store import SqlStore
+from .tokens import Tokens
 from .unit_of_work import is_transient
 
 __all__ = [
+    "EXPORT_FORMAT",
+    "Canceler",
     "Notifications",
     "SqlStore",
+    "StreamPage",
     "Subscription",
+    "Sweep",
+    "Tokens",
+    "calling",
     "create_engine",
+    "encode_export_line",
     "is_transient",
+    "readiness",
     "upgrade_schema",
 ]

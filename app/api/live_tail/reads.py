@@ -14,8 +14,7 @@ from sse_starlette import ServerSentEvent
 
 from app.api.offload import Offload
 from app.api.schemas import RecordBody
-from app.storage import Notifications
-from app.storage.records import StreamPage
+from app.storage import Notifications, StreamPage
 from runtime_store_client import (
     LifecycleRecordType,
 )

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from app.api.auth import AuthMode
 from app.api.deps import OffloadDep
-from app.storage.migrate import readiness
+from app.storage import readiness
 from runtime_store_client import UnavailableError
 
 router = APIRouter(include_in_schema=False)

@@ -36,7 +36,7 @@ from app.api.offload import Offload
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import SessionBody
-from app.storage.export import FORMAT, encode_line
+from app.storage import EXPORT_FORMAT, encode_export_line
 from runtime_store_client import ImportConflictError, SessionNotFoundError, SessionPurgedError
 
 router = APIRouter()
@@ -73,7 +73,7 @@ def _example_file() -> str:
     keys = {"start": f"{run}:start", "parent_link": "", "cancellation": "", "suspension": ""}
     lines: list[dict[str, Any]] = [
         {
-            "format": FORMAT,
+            "format": EXPORT_FORMAT,
             "session": {
                 "id": session,
                 "status": "ended",
@@ -103,7 +103,7 @@ def _example_file() -> str:
         record(3, f"{run}:done", "run_completed", '{"status":"success","phase":"completed"}', 5),
         {"end": {"runs": 1, "records": 3, "memory_events": 0, "memory_batches": 0}},
     ]
-    return "".join(encode_line(line).decode() for line in lines)
+    return "".join(encode_export_line(line).decode() for line in lines)
 
 
 _FILE_SCHEMA: dict[str, Any] = {
