@@ -22,7 +22,7 @@ from .api.docs import DocsSecurityHeaders
 from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
 from .api.host_check import HostCheck, allowed_names
-from .api.live_tail import TailSettings
+from .api.live_tail import SharedReads, TailSettings
 from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
 from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
@@ -125,6 +125,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             safety_seconds=settings.tail_safety_seconds,
             poll_seconds=settings.tail_poll_seconds,
         )
+        app.state.tail_reads = SharedReads(notifications, app.state.offload)
         if not app.state.store.commits_notified_by_database:
             app.state.store.watch_commits(notifications.committed)
         await notifications.start()

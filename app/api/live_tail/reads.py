@@ -78,8 +78,6 @@ class SharedReads:
 
 
 def shared_reads(request: Request) -> SharedReads:
-    state = request.app.state
-    shared: SharedReads | None = getattr(state, "tail_reads", None)
-    if shared is None:
-        shared = state.tail_reads = SharedReads(state.notifications, state.offload)
+    """The worker's shared reads (made by the app's lifespan with its notifications)."""
+    shared: SharedReads = request.app.state.tail_reads
     return shared
