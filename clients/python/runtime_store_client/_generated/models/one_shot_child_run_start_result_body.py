@@ -26,7 +26,9 @@ T = TypeVar("T", bound="OneShotChildRunStartResultBody")
 class OneShotChildRunStartResultBody:
     """ 
         Attributes:
-            run_status (RunStatus): Status of a run; every status but ``running`` is terminal.
+            run_status (RunStatus): Status of a run; every status but ``running`` is terminal (the run takes no more
+                ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+                state change can follow; a suspended run may still be repaired or continued).
             parent_record (AppendResultBody): The result of writing one record.
             started (AppendResultBody): The result of writing one record.
      """

@@ -28,7 +28,9 @@ class RepairResultBody:
     """ 
         Attributes:
             outcome (RepairOutcome): Result of ``repair_run_suspension`` / ``repair_run_terminal``.
-            status (RunStatus): Status of a run; every status but ``running`` is terminal.
+            status (RunStatus): Status of a run; every status but ``running`` is terminal (the run takes no more
+                ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+                state change can follow; a suspended run may still be repaired or continued).
             record (AppendResultBody | None): Null for different_terminal.
      """
 

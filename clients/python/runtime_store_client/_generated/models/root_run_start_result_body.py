@@ -28,7 +28,9 @@ class RootRunStartResultBody:
     """ 
         Attributes:
             outcome (RunStartOutcome): Decision made by the first successful start of a run.
-            run_status (RunStatus): Status of a run; every status but ``running`` is terminal.
+            run_status (RunStatus): Status of a run; every status but ``running`` is terminal (the run takes no more
+                ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+                state change can follow; a suspended run may still be repaired or continued).
             started (AppendResultBody): The result of writing one record.
             canceled (AppendResultBody | None):
      """

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.run_start_kind import RunStartKind
 from ..models.run_start_outcome import RunStartOutcome
 from ..models.run_status import RunStatus
 from typing import cast
@@ -33,13 +34,16 @@ class RunMetaBody:
             agent_id (str):
             session_id (str):
             parent_run_id (str):
-            status (RunStatus): Status of a run; every status but ``running`` is terminal.
+            status (RunStatus): Status of a run; every status but ``running`` is terminal (the run takes no more
+                ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+                state change can follow; a suspended run may still be repaired or continued).
             start_outcome (RunStartOutcome): Decision made by the first successful start of a run.
             started_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
             updated_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
             labels (RunMetaBodyLabels):
             cancellation_reason (str):
             successor_run_id (str): The continuation admitted for this suspended run; "" until one starts.
+            start_kind (RunStartKind): How a run was started (CONTRACT.md 12.2); a run ID is for ever one kind.
      """
 
     run_id: str
@@ -53,6 +57,7 @@ class RunMetaBody:
     labels: RunMetaBodyLabels
     cancellation_reason: str
     successor_run_id: str
+    start_kind: RunStartKind
 
 
 
@@ -82,6 +87,8 @@ class RunMetaBody:
 
         successor_run_id = self.successor_run_id
 
+        start_kind = self.start_kind.value
+
 
         field_dict: dict[str, Any] = {}
 
@@ -97,6 +104,7 @@ class RunMetaBody:
             "labels": labels,
             "cancellation_reason": cancellation_reason,
             "successor_run_id": successor_run_id,
+            "start_kind": start_kind,
         })
 
         return field_dict
@@ -144,6 +152,11 @@ class RunMetaBody:
 
         successor_run_id = d.pop("successor_run_id")
 
+        start_kind = RunStartKind(d.pop("start_kind"))
+
+
+
+
         run_meta_body = cls(
             run_id=run_id,
             agent_id=agent_id,
@@ -156,6 +169,7 @@ class RunMetaBody:
             labels=labels,
             cancellation_reason=cancellation_reason,
             successor_run_id=successor_run_id,
+            start_kind=start_kind,
         )
 
         return run_meta_body

@@ -26,7 +26,9 @@ T = TypeVar("T", bound="TerminalRequest")
 class TerminalRequest:
     """ 
         Attributes:
-            status (RunStatus): Status of a run; every status but ``running`` is terminal.
+            status (RunStatus): Status of a run; every status but ``running`` is terminal (the run takes no more
+                ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
+                state change can follow; a suspended run may still be repaired or continued).
             record (RecordBody): An immutable run record (CONTRACT.md 1.7).
      """
 
