@@ -154,6 +154,7 @@ def run_json(run: RunMeta) -> dict[str, Any]:
         "labels": dict(run.labels),
         "cancellation_reason": run.cancellation_reason,
         "successor_run_id": run.successor_run_id,
+        "start_kind": run.start_kind.value,
     }
 
 

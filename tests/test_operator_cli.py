@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -97,6 +98,9 @@ def test_runs_show_and_records(live_server: LiveServer) -> None:
     code, out, _ = run_cli(live_server, "runs", "show", ids["failed"], "--json")
     assert code == 0
     assert json.loads(out)["status"] == "failed"
+    assert json.loads(out)["start_kind"] == "engine"
+    code, out, _ = run_cli(live_server, "runs", "show", ids["failed"])
+    assert re.search(r"start_kind\s+engine", out)
     code, out, _ = run_cli(live_server, "runs", "records", ids["failed"], "--json")
     assert [json.loads(line)["type"] for line in out.splitlines()] == [
         "run_started",

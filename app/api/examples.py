@@ -2,9 +2,10 @@
 
 Swagger UI's "Try it out" sends these as they are. Sent in this order to a fresh service,
 each is accepted: a session, a root run ``run-42`` with a child, a sessionless one-shot run
-with a one-shot child, notes and a transcript record, memory, a cancellation request and the
-terminal record of ``run-42``. The suspension examples name ``run-42`` too: they fit a
-running run (a terminal one answers ``run_terminal_conflict``).
+with a one-shot child (with a request digest), a synchronous run, notes and a transcript
+record, memory, a cancellation request and the terminal record of ``run-42``. The suspension
+examples name ``run-42`` too: they fit a running run (a terminal one answers
+``run_terminal_conflict``).
 tests/docs/test_openapi_examples.py sends them all.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import json
 from typing import Any, Final
+
+from .wire import EXAMPLE_DIGEST
 
 SESSION: Final = "chat-session-123"
 RUN: Final = "run-42"
@@ -24,6 +27,8 @@ ONE_SHOT_CHILD_RUN: Final = "job-8"
 ONE_SHOT_CHILD_AGENT: Final = "translator"
 LABELS: Final = {"site": "one"}
 CHECKPOINT_ID: Final = "cp-1"
+#: The request digest of an engine start (12.1): the SHA-256 of the worker's request.
+REQUEST_DIGEST: Final = EXAMPLE_DIGEST
 
 
 def _at(seconds: int) -> str:
@@ -115,6 +120,13 @@ CHILD_START: Final = {
 ONE_SHOT_START: Final = {
     "run": {"run_id": ONE_SHOT_RUN, "agent_id": ONE_SHOT_AGENT, "started_at": _at(6)},
     "started": _started(ONE_SHOT_RUN, ONE_SHOT_AGENT, "", _at(6)),
+    "request_digest": REQUEST_DIGEST,
+}
+#: A synchronous run (12.2): sessionless, parentless, no request digest.
+SYNCHRONOUS_RUN: Final = "callback-9"
+SYNCHRONOUS_START: Final = {
+    "run": {"run_id": SYNCHRONOUS_RUN, "agent_id": ONE_SHOT_AGENT, "started_at": _at(6)},
+    "started": _started(SYNCHRONOUS_RUN, ONE_SHOT_AGENT, "", _at(6)),
 }
 ONE_SHOT_CHILD_START: Final = {
     "run": {
@@ -212,6 +224,7 @@ BY_SCHEMA: Final[dict[str, dict[str, Any]]] = {
     "ChildRunStartRequest": CHILD_START,
     "OneShotRunStartRequest": ONE_SHOT_START,
     "OneShotChildRunStartRequest": ONE_SHOT_CHILD_START,
+    "SynchronousRunStartRequest": SYNCHRONOUS_START,
     "AppendRecordRequest": APPEND_RECORD,
     "AppendRecordsRequest": APPEND_RECORDS,
     "AppendMemoryRequest": APPEND_MEMORY,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from app.observability.context import note_record
 from runtime_store_client import (
@@ -27,6 +27,7 @@ from runtime_store_client import (
     RunMeta,
     RunPage,
     RunStart,
+    RunStartKind,
     RunStartOutcome,
     RunStatus,
     Session,
@@ -35,7 +36,7 @@ from runtime_store_client import (
     Snapshot,
 )
 
-from .wire import Base64Bytes, Payload, Time
+from .wire import EXAMPLE_DIGEST, Base64Bytes, Payload, Time, format_digest, parse_digest
 
 Labels = Annotated[
     dict[str, str] | None,
@@ -196,6 +197,10 @@ class RunMetaBody(WireModel):
     successor_run_id: str = Field(
         description='The continuation admitted for this suspended run; "" until one starts.'
     )
+    start_kind: RunStartKind = Field(
+        description="`engine` (a root, child, one-shot or one-shot child start) or "
+        "`synchronous`; a run ID is for ever one kind."
+    )
 
     @classmethod
     def of(cls, meta: RunMeta) -> Self:
@@ -211,6 +216,7 @@ class RunMetaBody(WireModel):
             labels=dict(meta.labels),
             cancellation_reason=meta.cancellation_reason,
             successor_run_id=meta.successor_run_id,
+            start_kind=meta.start_kind,
         )
 
 
@@ -235,12 +241,30 @@ class AppendResultBody(WireModel):
         return None if result is None else cls.of(result)
 
 
+RequestDigest = Annotated[
+    bytes | None,
+    BeforeValidator(parse_digest),
+    PlainSerializer(format_digest, return_type=str | None),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "pattern": "^[0-9a-f]{64}$"}, {"type": "null"}],
+            "description": "The request digest of an engine start (CONTRACT.md 12.1): 32 "
+            "bytes, not all zero, as 64 lowercase hex characters; absent or null: none. The "
+            "run's first start stores it; a retry must carry the same one, and a closed run's "
+            "start replayed with it may propose new times.",
+            "examples": [EXAMPLE_DIGEST],
+        }
+    ),
+]
+
+
 class RootRunStartRequest(WireModel):
     run: RunStartBody
     started: RecordBody = Field(description="The run_started record.")
     canceled: RecordBody = Field(
         description="The canceled run_completed record, used if the session has ended."
     )
+    request_digest: RequestDigest = None
 
 
 class ChildRunStartRequest(WireModel):
@@ -248,17 +272,25 @@ class ChildRunStartRequest(WireModel):
     parent_linked: RecordBody = Field(description="The child_run_linked record of the parent.")
     started: RecordBody
     canceled: RecordBody
+    request_digest: RequestDigest = None
 
 
 class OneShotRunStartRequest(WireModel):
     run: RunStartBody
     started: RecordBody
+    request_digest: RequestDigest = None
 
 
 class OneShotChildRunStartRequest(WireModel):
     run: RunStartBody
     parent_linked: RecordBody
     started: RecordBody
+    request_digest: RequestDigest = None
+
+
+class SynchronousRunStartRequest(WireModel):
+    run: RunStartBody = Field(description="A sessionless, parentless run start.")
+    started: RecordBody = Field(description="The run_started record.")
 
 
 class RootRunStartResultBody(WireModel):

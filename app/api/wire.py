@@ -113,3 +113,22 @@ Base64Bytes = Annotated[
         }
     ),
 ]
+
+
+#: A request digest as the examples show it (12.1).
+EXAMPLE_DIGEST = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def parse_digest(value: Any) -> bytes | None:
+    """A request digest: ``null``, or 64 lowercase hex characters (32 bytes); whether the
+    bytes are a valid digest (not all zero) is the store's rule."""
+    if value is None or isinstance(value, bytes):  # bytes: built in Python, not parsed
+        return value
+    if not isinstance(value, str) or len(value) != 64 or not _HEX_DIGITS.issuperset(value):
+        raise ValueError("request_digest must be 64 lowercase hex characters or null")
+    return bytes.fromhex(value)
+
+
+def format_digest(value: bytes | None) -> str | None:
+    return None if value is None else value.hex()

@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 
 from app.domain.validation import NewRecord
-from runtime_store_client import RunStartOutcome, RunStatus, SessionStatus
+from runtime_store_client import RunStartKind, RunStartOutcome, RunStatus, SessionStatus
 
 
 class SessionRowStatus(enum.StrEnum):
@@ -72,6 +72,9 @@ class RunState:
     suspension_key: str | None = None
     terminal_key: str | None = None
     successor_run_id: str = ""
+    #: The digest of the first start's request (12.1), ``None`` when it carried none.
+    request_digest: bytes | None = None
+    start_kind: RunStartKind = RunStartKind.ENGINE
     is_new: bool = False
     dirty: bool = False
     #: A column other than ``record_count`` changed (see ``SessionState.state_changed``).

@@ -197,6 +197,31 @@ def check_run_start(
     )
 
 
+#: The length of a request digest (12.1): a SHA-256.
+REQUEST_DIGEST_BYTES = 32
+
+
+def check_request_digest(value: object) -> bytes | None:
+    """An engine start's optional request digest (12.1): 32 bytes, not all zero."""
+    if value is None:
+        return None
+    if not isinstance(value, bytes | bytearray):
+        raise InvalidArgumentError("request_digest must be bytes")
+    if len(value) != REQUEST_DIGEST_BYTES:
+        raise InvalidArgumentError(
+            f"request_digest must be {REQUEST_DIGEST_BYTES} bytes, not {len(value)}"
+        )
+    if not any(value):
+        raise InvalidArgumentError("request_digest must not be all zero")
+    return bytes(value)
+
+
+def check_no_request_digest(value: object) -> None:
+    """A synchronous start carries no request digest (12.2)."""
+    if value is not None:
+        raise InvalidArgumentError("a synchronous start takes no request_digest")
+
+
 def check_started_record(record: Record, run: NewRun) -> NewRecord:
     """The ``run_started`` record of a start (3.3 step 2)."""
     started = check_record(record, "started")

@@ -2,11 +2,13 @@
 
 The file, one JSON object per line, each line ending in ``\\n``:
 
-1. the header: ``{"format": "runtime-store.session/1", "session": {id, status, created_at,
+1. the header: ``{"format": "runtime-store.session/2", "session": {id, status, created_at,
    ended_at}}``;
 2. one ``{"run": {…}}`` per run, by ``started_at`` then ``run_id``: its meta (section 1.5),
-   its remembered lifecycle keys (``keys``, "" for none) and its checkpoint (``{id, data}``,
-   ``data`` as standard base64, or null);
+   its remembered lifecycle keys (``keys``, "" for none), its checkpoint (``{id, data}``,
+   ``data`` as standard base64, or null), its ``request_digest`` (64 lowercase hex, or
+   null: 12.1) and its ``start_kind`` (12.2; always ``engine`` in a session). Version 1
+   files (``runtime-store.session/1``) have neither key and still import;
 3. one ``{"record": {…}}`` per record in session order, as a page shows it (the payload a
    string holding the exact JSON text);
 4. one ``{"memory_event": {…}}`` per memory event of the session's runs, in append order,
@@ -43,8 +45,12 @@ from .schema import checkpoints, memory_batches, memory_events, run_records, run
 from .sessions import not_found
 from .unit_of_work import purged_error
 
-#: The ``format`` of the header line.
-FORMAT: Final = "runtime-store.session/1"
+#: The ``format`` of the header line: version 2 adds ``request_digest`` and ``start_kind``
+#: to each run line (CONTRACT.md 12.1, 12.2).
+FORMAT: Final = "runtime-store.session/2"
+#: The format of version 1 files (no request digests, every run engine-started), which
+#: still import.
+FORMAT_1: Final = "runtime-store.session/1"
 #: Rows fetched per round trip of each cursor.
 FETCH_ROWS: Final = 1000
 
@@ -117,6 +123,7 @@ def _header(conn: Connection, session_id: str) -> bytes:
 
 
 def _run_line(row: Any) -> bytes:
+    digest = None if row.request_digest is None else bytes(row.request_digest).hex()
     checkpoint = None
     if row.checkpoint_id is not None:
         data = base64.b64encode(bytes(row.data)).decode("ascii")
@@ -137,6 +144,8 @@ def _run_line(row: Any) -> bytes:
                 "successor_run_id": row.successor_run_id or "",
                 "keys": {name: getattr(row, column) or "" for name, column in KEY_COLUMNS.items()},
                 "checkpoint": checkpoint,
+                "request_digest": digest,
+                "start_kind": row.start_kind,
             }
         }
     )

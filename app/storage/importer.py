@@ -58,6 +58,7 @@ from runtime_store_client import (
     MemoryEvent,
     Record,
     RunStart,
+    RunStartKind,
     RunStartOutcome,
     RunStatus,
     Session,
@@ -73,7 +74,7 @@ from . import statements as st
 from .context import Context
 from .dialects import Dialect
 from .engine import WRITE_OPTION
-from .export import FORMAT, KEY_COLUMNS
+from .export import FORMAT, FORMAT_1, KEY_COLUMNS
 from .memory import memory_row
 from .rows import NEW_RECORD_FIELDS, RUN_COLUMNS, label_rows, session_of, values_of
 from .schema import (
@@ -120,6 +121,8 @@ _RUN_KEYS: Final = (
     "keys",
     "checkpoint",
 )
+#: Version 2 (12.1, 12.2): every run line also has these.
+_RUN_KEYS_2: Final = (*_RUN_KEYS, "request_digest", "start_kind")
 _RECORD_KEYS: Final = (
     "id",
     "event_key",
@@ -265,6 +268,16 @@ def _checkpoint(value: Any, limits: Limits) -> Checkpoint | None:
     return checkpoint
 
 
+def _request_digest(value: Any) -> bytes | None:
+    """A run line's ``request_digest`` (12.1): null, or 64 lowercase hex digits of 32 bytes
+    that are not all zero."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _DIGEST.fullmatch(value):
+        raise InvalidArgumentError("run.request_digest must be 64 lowercase hex digits or null")
+    return v.check_request_digest(bytes.fromhex(value))
+
+
 def _payload(value: Any) -> bytes:
     if not isinstance(value, str):
         raise InvalidArgumentError("record.payload must be a string holding the JSON text")
@@ -292,6 +305,8 @@ class _Run:
     matched: set[str] = field(default_factory=set)
     #: The continuation whose run_started named this run as its predecessor.
     continued_by: str = ""
+    #: A child's link: tool name, tool call ID, child agent, parent agent (12.4).
+    link: tuple[str, str, str, str] | None = None
 
     @property
     def run_id(self) -> str:
@@ -343,6 +358,8 @@ class _Import:
         self.batches = _Rows(memory_batches, "memory batch", "digest")
         self.counts = dict.fromkeys(_COUNT_KEYS, 0)
         self.phase = -1
+        #: The keys of a run line, by the header's format.
+        self.run_keys: tuple[str, ...] = _RUN_KEYS_2
         self.last_line = 0
         self.ended = False
 
@@ -390,8 +407,11 @@ class _Import:
 
     def header(self, value: Any) -> None:
         obj = _object(value, ("format", "session"), "the header")
-        if obj["format"] != FORMAT:
-            raise InvalidArgumentError(f"format {obj['format']!r} is not {FORMAT!r}")
+        if obj["format"] not in (FORMAT, FORMAT_1):
+            raise InvalidArgumentError(
+                f"format {obj['format']!r} is not {FORMAT!r} (or {FORMAT_1!r})"
+            )
+        self.run_keys = _RUN_KEYS if obj["format"] == FORMAT_1 else _RUN_KEYS_2
         s = _object(obj["session"], _SESSION_KEYS, "session")
         session_id = v.require_id(s["id"], "session.id")
         self.limits.check_id(session_id, "session.id")
@@ -421,7 +441,7 @@ class _Import:
 
     def run(self, number: int, value: Any) -> None:
         assert self.session is not None
-        obj = _object(value, _RUN_KEYS, "run")
+        obj = _object(value, self.run_keys, "run")
         start = RunStart(
             run_id=obj["run_id"],
             agent_id=obj["agent_id"],
@@ -454,9 +474,13 @@ class _Import:
             cancellation_reason=self.identifier(obj, "cancellation_reason"),
             record_count=0,
             successor_run_id=self.identifier(obj, "successor_run_id"),
+            request_digest=_request_digest(obj.get("request_digest")),
+            start_kind=_enum(RunStartKind, obj.get("start_kind", "engine"), "run.start_kind"),
             is_new=True,
             **keys,
         )
+        if state.start_kind is not RunStartKind.ENGINE:
+            raise InvalidArgumentError("a session's run is engine-started (12.2)")
         self.check_stop(state)
         run = _Run(number, state, new, _checkpoint(obj["checkpoint"], self.limits))
         self.runs[new.run_id] = run
@@ -593,12 +617,18 @@ class _Import:
             raise InvalidArgumentError(
                 f"run {run.run_id!r} continues run {predecessor_id!r}, which has no run line"
             )
-        facts = (
+        facts: list[tuple[str, object, object]] = [
             ("status", predecessor.status and predecessor.status.value, RunStatus.SUSPENDED.value),
             ("agent_id", predecessor.state.agent_id, run.state.agent_id),
-            ("parent_run_id", predecessor.state.parent_run_id, run.state.parent_run_id),
             ("successor_run_id", predecessor.state.successor_run_id, run.run_id),
-        )
+        ]
+        if predecessor.state.parent_run_id and run.state.parent_run_id:
+            # 12.4: a child may continue under another parent with the predecessor's link.
+            facts.append(("link", predecessor.link, run.link))
+        else:
+            facts.append(
+                ("parent_run_id", predecessor.state.parent_run_id, run.state.parent_run_id)
+            )
         for name, actual, expected in facts:
             if actual != expected:
                 raise InvalidArgumentError(
@@ -623,6 +653,8 @@ class _Import:
         if "parent_link_key" in child.matched:
             raise InvalidArgumentError(f"a second child_run_linked for run {child_id!r}")
         v.check_link_record(record, child.new)
+        linked = payloads.decode_child_run_linked(rec.payload)
+        child.link = (linked.tool_name, linked.tool_call_id, linked.child_agent_id, rec.agent_id)
         child.expect_key("parent_link_key", rec.event_key)
 
     def cancellation(self, run: _Run, record: Record, rec: v.NewRecord) -> None:

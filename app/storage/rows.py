@@ -24,6 +24,7 @@ from app.domain.validation import NewRecord
 from runtime_store_client import (
     Record,
     RunMeta,
+    RunStartKind,
     RunStartOutcome,
     RunStatus,
     Session,
@@ -59,6 +60,10 @@ _TO_DB: Final[Mapping[str, Callable[[Any], Any]]] = {
 }
 
 
+def _optional_bytes(value: bytes | memoryview | None) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
 def _reader(
     table: sa.Table, state: type[S], convert: Mapping[str, Callable[[Any], Any]], prefix: str = ""
 ) -> Callable[[Any], S]:
@@ -83,7 +88,13 @@ session_from_row = _reader(sessions, SessionState, {"status": SessionRowStatus})
 run_from_row = _reader(
     runs,
     RunState,
-    {**_FROM_DB, "status": RunStatus, "start_outcome": RunStartOutcome},
+    {
+        **_FROM_DB,
+        "status": RunStatus,
+        "start_outcome": RunStartOutcome,
+        "start_kind": RunStartKind,
+        "request_digest": _optional_bytes,
+    },
 )
 
 
@@ -228,6 +239,7 @@ def run_meta(run: RunState) -> RunMeta:
         labels=json.loads(run.labels),
         cancellation_reason=run.cancellation_reason,
         successor_run_id=run.successor_run_id,
+        start_kind=run.start_kind,
     )
 
 

@@ -14,7 +14,12 @@ import sqlalchemy as sa
 
 from app.domain.state import SessionRowStatus
 from app.domain.tokens import Role
-from runtime_store_client import TRANSCRIPT_RECORD_TYPES, RunStartOutcome, RunStatus
+from runtime_store_client import (
+    TRANSCRIPT_RECORD_TYPES,
+    RunStartKind,
+    RunStartOutcome,
+    RunStatus,
+)
 
 
 def _one_of(column: str, values: type[enum.StrEnum]) -> str:
@@ -88,8 +93,13 @@ runs = sa.Table(
     sa.Column("terminal_key", sa.Text(), nullable=True, info=MUTABLE),
     # The one continuation admitted for this (suspended) run; NULL until then (3.13).
     sa.Column("successor_run_id", sa.Text(), nullable=True, info=MUTABLE),
+    # The request digest of the run's first start (12.1): 32 bytes, NULL when none.
+    sa.Column("request_digest", sa.LargeBinary(), nullable=True),
+    # engine | synchronous (12.2): a run ID is for ever one kind.
+    sa.Column("start_kind", sa.String(16), nullable=False, server_default="engine"),
     sa.CheckConstraint(_one_of("status", RunStatus), name="status"),
     sa.CheckConstraint(_one_of("start_outcome", RunStartOutcome), name="start_outcome"),
+    sa.CheckConstraint(_one_of("start_kind", RunStartKind), name="start_kind"),
     sa.Index(None, "session_id", "started_at_ms", "run_id"),
 )
 # search_runs (11.1): newest first, ties by run ID; every filter is the head of an index

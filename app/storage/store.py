@@ -102,29 +102,57 @@ class SqlStore:
         records (run "" for a purged session): the live tail's in-process wake-ups."""
         self._ctx.uow.committed = callback
 
-    # --- starts (3.3-3.6, 3.13) ---------------------------------------------------------
+    # --- starts (3.3-3.6, 3.13, 12.1, 12.2, 12.4) ---------------------------------------
 
     def start_root_run(
-        self, run: RunStart, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> RootRunStartResult:
-        """Start a root run of a session (3.3)."""
-        return starts.start_root_run(self._ctx, run, started, canceled)
+        """Start a root run of a session (3.3, 12.1)."""
+        return starts.start_root_run(self._ctx, run, started, canceled, request_digest)
 
     def start_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> ChildRunStartResult:
-        """Start a child run linked from a running parent of the same session (3.4)."""
-        return starts.start_child_run(self._ctx, run, parent_linked, started, canceled)
+        """Start a child run linked from a running parent of the same session (3.4, 12.4)."""
+        return starts.start_child_run(
+            self._ctx, run, parent_linked, started, canceled, request_digest
+        )
 
-    def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult:
-        """Start a sessionless run (3.5)."""
-        return starts.start_one_shot_run(self._ctx, run, started)
+    def start_one_shot_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult:
+        """Start a sessionless run (3.5, 12.1)."""
+        return starts.start_one_shot_run(self._ctx, run, started, request_digest)
 
     def start_one_shot_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> OneShotChildRunStartResult:
-        """Start a sessionless child of a running sessionless parent (3.6)."""
-        return starts.start_one_shot_child_run(self._ctx, run, parent_linked, started)
+        """Start a sessionless child of a running sessionless parent (3.6, 12.1)."""
+        return starts.start_one_shot_child_run(
+            self._ctx, run, parent_linked, started, request_digest
+        )
+
+    def start_synchronous_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult:
+        """Start a run no workflow engine accepted (12.2); a digest is ``invalid_argument``."""
+        return starts.start_synchronous_run(self._ctx, run, started, request_digest)
 
     # --- records (3.7, section 4) -------------------------------------------------------
 

@@ -36,6 +36,7 @@ from app.observability import metrics
 from runtime_store_client import (
     InvalidArgumentError,
     RunNotFoundError,
+    RunStartKind,
     RunStartOutcome,
     RunStatus,
     SessionPurgedError,
@@ -216,6 +217,8 @@ class Tx:
         outcome: RunStartOutcome,
         start_key: str,
         parent_link_key: str | None = None,
+        request_digest: bytes | None = None,
+        start_kind: RunStartKind = RunStartKind.ENGINE,
     ) -> RunState:
         return self._keep_run(
             RunState(
@@ -232,6 +235,8 @@ class Tx:
                 record_count=0,
                 start_key=start_key,
                 parent_link_key=parent_link_key,
+                request_digest=request_digest,
+                start_kind=start_kind,
                 is_new=True,
             )
         )

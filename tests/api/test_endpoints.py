@@ -451,6 +451,7 @@ def test_load_run_returns_the_run_meta(api: TestClient) -> None:
         "labels": {"site": "one", "tier": "gold"},
         "cancellation_reason": "",
         "successor_run_id": "",
+        "start_kind": "engine",
     }
 
 

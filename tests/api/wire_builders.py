@@ -112,6 +112,7 @@ def run_meta(
     start_outcome: str = "proceed",
     cancellation_reason: str = "",
     successor_run_id: str = "",
+    start_kind: str = "engine",
 ) -> Json:
     """What ``GET /v1/runs/{run_id}`` returns for ``run``."""
     return {
@@ -126,6 +127,7 @@ def run_meta(
         "labels": dict(run.labels),
         "cancellation_reason": cancellation_reason,
         "successor_run_id": successor_run_id,
+        "start_kind": start_kind,
     }
 
 

@@ -118,6 +118,7 @@ def test_a_run_page_links_predecessor_successor_and_shows_the_checkpoint(world: 
     assert "cp-7</span>, 2.9 KiB" in paused  # the checkpoint's ID and size, never its bytes
     resumed = httpx.get(f"{base}/console/fragments/run?run_id=run-resumed", headers=bearer).text
     assert 'href="/console/run?run_id=run-paused"' in resumed  # the predecessor
+    assert "<dt>Start kind</dt><dd>engine</dd>" in resumed  # 12.2
     child = httpx.get(f"{base}/console/fragments/run?run_id=run-child", headers=bearer).text
     assert 'href="/console/run?run_id=run-failed"' in child  # the parent
     children = httpx.get(

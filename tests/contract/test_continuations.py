@@ -446,17 +446,8 @@ def test_child_continuation_of_completed_predecessor_is_run_conflict_without_lin
     expect_child_rejected(store, request, RunConflictError, "run_conflict")
 
 
-def test_child_continuation_of_predecessor_under_another_parent_is_run_conflict(
-    store: Backend,
-) -> None:
-    session = new_session(store)
-    parent = start_root(store, session.id).run
-    other_parent = start_root(store, session.id).run
-    predecessor = suspended_child(store, other_parent)
-    request = ChildRequest.under(parent, predecessor_run_id=predecessor.run_id)
-    before_other = observe(store, other_parent.run_id)
-    expect_child_rejected(store, request, RunConflictError, "run_conflict")
-    assert observe(store, other_parent.run_id) == before_other
+# A child continuation under another parent than its predecessor's: 12.4,
+# tests/contract/test_child_continuations.py.
 
 
 def test_child_continuation_of_root_predecessor_is_run_conflict(store: Backend) -> None:

@@ -36,6 +36,7 @@ WRITES: Final = (
     "start-child-run",
     "start-one-shot-run",
     "start-one-shot-child-run",
+    "start-synchronous-run",
     "append-run-record",
     "append-run-records",
     "append-memory-events",

@@ -116,7 +116,7 @@ _NOTE = _kind("record", type="planner_note")
 
 
 def _header(lines: Lines) -> int:
-    return _edit(lines, 0, lambda v: v.__setitem__("format", "runtime-store.session/2"))
+    return _edit(lines, 0, lambda v: v.__setitem__("format", "runtime-store.session/3"))
 
 
 def _active_with_end(lines: Lines) -> int:
@@ -219,6 +219,41 @@ def _bad_json(lines: Lines) -> int:
     return index + 1
 
 
+def _version_1_with_new_keys(lines: Lines) -> int:
+    """A version 1 header over version 2 run lines: the first run line has unknown keys."""
+    _edit(lines, 0, lambda v: v.__setitem__("format", "runtime-store.session/1"))
+    return _find(lines, _kind("run")) + 1
+
+
+def _moved_link_mismatch(lines: Lines) -> int:
+    """12.4: the link of a child continued under another parent names another tool call
+    than its predecessor's: its run_started (the continuation) is refused."""
+    started = _find(
+        lines,
+        lambda v: (
+            _kind("record", type="run_started")(v)
+            and json.loads(v["record"]["payload"])["ParentRunID"] != ""
+            and json.loads(v["record"]["payload"])["PredecessorRunID"] != ""
+        ),
+    )
+    child = json.loads(lines[started])["record"]["run_id"]
+    link = _find(
+        lines,
+        lambda v: (
+            _kind("record", type="child_run_linked")(v)
+            and json.loads(v["record"]["payload"])["ChildRunID"] == child
+        ),
+    )
+
+    def retool(value: dict[str, Any]) -> None:
+        payload = json.loads(value["record"]["payload"])
+        payload["ToolCallID"] = "call-other"
+        value["record"]["payload"] = json.dumps(payload, separators=(",", ":"))
+
+    _edit(lines, link, retool)
+    return started + 1
+
+
 TAMPERS: dict[str, Callable[[Lines], int]] = {
     "the header's format": _header,
     "an active session with an end": _active_with_end,
@@ -229,6 +264,11 @@ TAMPERS: dict[str, Callable[[Lines], int]] = {
         "run", "checkpoint", {"id": "cp-1", "data": "**"}, status="suspended"
     ),
     "a status the records do not reach": _not_reached,
+    "a synchronous run in a session": _set("run", "start_kind", "synchronous"),
+    "a request digest of zeros": _set("run", "request_digest", "0" * 64),
+    "a request digest in capitals": _set("run", "request_digest", "AB" * 32),
+    "a version 1 file with version 2 run lines": _version_1_with_new_keys,
+    "a continuation under another parent with another tool call": _moved_link_mismatch,
     "a remembered key naming another record": _key_mismatch,
     "a record ID out of sequence": _id_gap,
     "a NUL in an event key": _set("record", "event_key", "a\x00b", type="planner_note"),
@@ -265,6 +305,31 @@ def test_a_line_that_breaks_a_rule_is_refused_with_its_number_and_nothing_is_wri
     assert isinstance(error, InvalidArgumentError)
     assert error.line == expected, error.message
     assert error.message.startswith(f"line {expected}: "), error.message
+
+
+def test_a_version_1_file_still_imports_with_no_digests_and_engine_runs(
+    engine: Engine, original: tuple[str, bytes]
+) -> None:
+    session_id, data = original
+    version_1, expected = [], []
+    for value in _parsed(data.splitlines(keepends=True)):
+        if "format" in value:
+            value["format"] = "runtime-store.session/1"
+        if "run" in value:
+            assert value["run"].pop("start_kind") == "engine"
+            value["run"].pop("request_digest")
+        version_1.append(_line(value))
+    store = SqlStore(engine)
+    store.import_session(io.BytesIO(b"".join(version_1)))
+    for value in _parsed(exported(store, session_id).splitlines(keepends=True)):
+        if "format" in value:
+            assert value["format"] == "runtime-store.session/2"
+            value["format"] = "runtime-store.session/1"
+        if "run" in value:
+            assert value["run"].pop("start_kind") == "engine"
+            assert value["run"].pop("request_digest") is None
+        expected.append(_line(value))
+    assert expected == version_1
 
 
 def test_an_empty_file_is_refused_at_line_1(engine: Engine) -> None:

@@ -48,7 +48,10 @@ def _later_operations(store: SqlStore, world: World) -> list[Any]:
     seen: list[Any] = [
         outcome(lambda: store.append_run_record(record(running, event_key="after"))),
         outcome(lambda: store.list_session_run_records(sid, limit=1000)),
-        [outcome(functools.partial(store.load_run, args[0].run_id)) for _, args, _ in world.starts],
+        [
+            outcome(functools.partial(store.load_run, args[0].run_id))
+            for _, args, _, _ in world.starts
+        ],
         outcome(lambda: store.load_run_suspension(suspended.run_id)),
     ]
     other = run_start(session_id=sid, predecessor_run_id=suspended.run_id, run_id="late-successor")
@@ -95,7 +98,7 @@ def test_export_import_export_is_byte_identical_and_behaves_as_the_original(
     retried = retry_starts(imported, world)
     assert retried == retry_starts(original, world)
     assert [(r.outcome, r.started.id) for r in retried] == [
-        (first.outcome, first.started.id) for _, _, first in world.starts
+        (first.outcome, first.started.id) for _, _, first, _ in world.starts
     ]
     assert _later_operations(imported, world) == _later_operations(original, world)
 

@@ -1,7 +1,8 @@
 """A session that holds every kind of fact an export must carry (CONTRACT.md 11.4).
 
 Runs of every status and start outcome, a child with its link and an explicit
-cancellation, a suspension with opaque checkpoint bytes and its one continuation, labels
+cancellation, a suspension with opaque checkpoint bytes and its one continuation, a
+suspended child continued under its parent's continuation (12.4), a request digest (12.1), labels
 with non-ASCII text and an escaped NUL, payloads whose text must come back byte for byte
 (non-ASCII, U+2028, escapes, odd spacing), memory of two agents with idempotency keys,
 and a run that is still running. ``starts`` keeps every start call with its result, so a
@@ -33,6 +34,8 @@ from tests.contract.builders import (
 )
 
 LABELS = {"team": "söhne", "nul": "a\x00b"}
+#: The request digest of the running run's start (12.1).
+DIGEST = bytes(range(100, 132))
 
 
 @dataclass
@@ -41,15 +44,15 @@ class World:
     running: RunStart
     suspended: RunStart
     finished: RunStart
-    #: (start method, its arguments, its result) of every start, in order.
-    starts: list[tuple[str, tuple[Any, ...], Any]] = field(default_factory=list)
+    #: (start method, its arguments, its result, its keyword arguments) of every start.
+    starts: list[tuple[str, tuple[Any, ...], Any, dict[str, Any]]] = field(default_factory=list)
     #: (agent, run, idempotency key, events) of every memory append.
     memory: list[tuple[str, str, str, list[MemoryEvent]]] = field(default_factory=list)
 
 
-def _start(store: Any, world: World, method: str, *args: Any) -> Any:
-    result = getattr(store, method)(*args)
-    world.starts.append((method, args, result))
+def _start(store: Any, world: World, method: str, *args: Any, **kwargs: Any) -> Any:
+    result = getattr(store, method)(*args, **kwargs)
+    world.starts.append((method, args, result, kwargs))
     return result
 
 
@@ -86,6 +89,19 @@ def build_world(store: SqlStore, session_id: str | None = None, *, notes: int = 
         RunStatus.CANCELED,
         terminal_record(child, RunStatus.CANCELED, reason="user_requested"),
     )
+    waiting = run_start(session_id=session_id, parent_run_id=root.run_id, agent_id="agent-4")
+    _start(
+        store,
+        world,
+        "start_child_run",
+        waiting,
+        link_record(root, waiting),
+        started_record(waiting),
+        canceled_record(waiting),
+    )
+    store.record_run_suspension(
+        waiting.run_id, checkpoint("cp-w"), suspended_record(waiting, "cp-w")
+    )
     data = bytes(range(256))
     store.record_run_suspension(root.run_id, checkpoint("cp-1", data), suspended_record(root))
     successor = run_start(session_id=session_id, predecessor_run_id=root.run_id, labels=LABELS)
@@ -97,12 +113,37 @@ def build_world(store: SqlStore, session_id: str | None = None, *, notes: int = 
         started_record(successor),
         canceled_record(successor),
     )
+    # 12.4: the waiting child continues under the resumed parent.
+    resumed = run_start(
+        session_id=session_id,
+        parent_run_id=successor.run_id,
+        agent_id="agent-4",
+        predecessor_run_id=waiting.run_id,
+    )
+    _start(
+        store,
+        world,
+        "start_child_run",
+        resumed,
+        link_record(successor, resumed),
+        started_record(resumed),
+        canceled_record(resumed),
+    )
+    store.record_run_terminal(
+        resumed.run_id, RunStatus.COMPLETED, terminal_record(resumed, RunStatus.COMPLETED)
+    )
     store.record_run_terminal(
         successor.run_id, RunStatus.FAILED, terminal_record(successor, RunStatus.FAILED)
     )
     running = run_start(session_id=session_id, started_at=at(1))
     _start(
-        store, world, "start_root_run", running, started_record(running), canceled_record(running)
+        store,
+        world,
+        "start_root_run",
+        running,
+        started_record(running),
+        canceled_record(running),
+        request_digest=DIGEST,
     )
     for agent, run in (("agent-1", root), ("agent-3", running)):
         key = uid("mem")
@@ -130,7 +171,7 @@ def exported(store: Any, session_id: str) -> bytes:
 
 def retry_starts(store: Any, world: World) -> list[Any]:
     """Every start of the world again, exactly: each answers as it did the first time."""
-    return [getattr(store, method)(*args) for method, args, _ in world.starts]
+    return [getattr(store, method)(*args, **kwargs) for method, args, _, kwargs in world.starts]
 
 
 def outcome(call: Callable[[], Any]) -> Any:

@@ -1,11 +1,13 @@
 """The fast path answers as the Python path does: a differential state-machine test.
 
 Hypothesis draws sequences of operations over a few session, run, agent and event-key
-names (so starts collide, retries repeat exactly or with a change, parents stop, sessions
-end and are purged) and applies each step to two ``SqlStore``s on two PostgreSQL
-databases: one with the SQL fast path on (``RUNTIME_STORE_PG_FAST_PATH`` default), one with
-it off. Every answer must be equal (the same result, or the same error class and code),
-and after every sequence every table row must be equal. Both stores share one fixed clock
+names (so starts collide, retries repeat exactly or with a change or a new time, with or
+without request digests, engine and synchronous starts name one run ID, children continue
+under other parents, parents stop, sessions end and are purged) and applies each step to
+two ``SqlStore``s on two PostgreSQL databases: one with the SQL fast path on
+(``RUNTIME_STORE_PG_FAST_PATH`` default), one with it off. Every answer must be equal
+(the same result, or the same error class and code), and after every sequence every table
+row must be equal. Both stores share one fixed clock
 per step, so ``updated_at`` is compared too.
 """
 
@@ -59,6 +61,8 @@ PAYLOADS = st.sampled_from([b'{"n":1}', b'{"n":2}'])
 REASONS = st.sampled_from(["user_requested", "engine_canceled", "session_ended", "other"])
 TERMINALS = st.sampled_from([RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELED])
 LIFECYCLE_KEYS = st.sampled_from(["life-1", "life-2"])
+#: Request digests (12.1): mostly none, else one of two.
+DIGESTS = st.sampled_from([None, None, bytes(range(1, 33)), bytes(range(2, 34))])
 #: How a record's owner differs from its run's: mostly not at all.
 TWISTS = st.sampled_from(["", "", "", "", "", "agent", "session", "labels"])
 
@@ -164,6 +168,7 @@ class FastPathAgrees(RuleBasedStateMachine):
         started_at=STARTED_AT,
         predecessor=st.sampled_from(["", "", "r1", "r2"]),
         start_key=st.sampled_from(["start", "start", "start-2"]),
+        digest=DIGESTS,
     )
     def start_root(
         self,
@@ -174,20 +179,26 @@ class FastPathAgrees(RuleBasedStateMachine):
         started_at: Any,
         predecessor: str,
         start_key: str,
+        digest: bytes | None = None,
     ) -> None:
         run = _start(run_id, agent_id, session_id, "", predecessor, started_at, labels)
         started = started_record(run, event_key=start_key)
-        self.started(run, lambda store: store.start_root_run(run, started, canceled_record(run)))
+        self.started(
+            run,
+            lambda store: store.start_root_run(
+                run, started, canceled_record(run), request_digest=digest
+            ),
+        )
 
     @rule(
         run_id=RUNS,
         parent_id=RUNS,
         session_id=SESSIONS,
         agent_id=AGENTS,
-        twist=TWISTS,
+        link=st.tuples(TWISTS, st.sampled_from(["call-1", "call-1", "call-2"])),
         labels=LABELS,
-        tool_call=st.sampled_from(["call-1", "call-1", "call-2"]),
-        predecessor=st.sampled_from(["", "", "r3"]),
+        predecessor=st.sampled_from(["", "", "r3", "r4"]),
+        replay=st.tuples(STARTED_AT, DIGESTS),
     )
     def start_child(
         self,
@@ -195,31 +206,73 @@ class FastPathAgrees(RuleBasedStateMachine):
         parent_id: str,
         session_id: str,
         agent_id: str,
-        twist: str,
+        link: tuple[str, str],
         labels: dict[str, str],
-        tool_call: str,
         predecessor: str,
+        replay: tuple[Any, bytes | None],
     ) -> None:
-        child = _start(run_id, agent_id, session_id, parent_id, predecessor, T0, labels)
-        link = link_record(self.owner(parent_id, twist), child, tool_call_id=tool_call)
+        """A child start (its link's owner twisted, its tool call ID; its time and request
+        digest); with a predecessor whose parent is another run, a continuation under
+        another parent (12.4)."""
+        started_at, digest = replay
+        child = _start(run_id, agent_id, session_id, parent_id, predecessor, started_at, labels)
+        twist, tool_call = link
+        linked = link_record(self.owner(parent_id, twist), child, tool_call_id=tool_call)
         started = started_record(child)
         self.started(
-            child, lambda store: store.start_child_run(child, link, started, canceled_record(child))
+            child,
+            lambda store: store.start_child_run(
+                child, linked, started, canceled_record(child), request_digest=digest
+            ),
+        )
+
+    @rule(run_id=RUNS, agent_id=AGENTS, labels=LABELS, started_at=STARTED_AT, digest=DIGESTS)
+    def start_one_shot(
+        self,
+        run_id: str,
+        agent_id: str,
+        labels: dict[str, str],
+        started_at: Any,
+        digest: bytes | None,
+    ) -> None:
+        run = _start(run_id, agent_id, "", "", "", started_at, labels)
+        self.started(
+            run,
+            lambda store: store.start_one_shot_run(run, started_record(run), request_digest=digest),
         )
 
     @rule(run_id=RUNS, agent_id=AGENTS, labels=LABELS, started_at=STARTED_AT)
-    def start_one_shot(
+    def start_synchronous(
         self, run_id: str, agent_id: str, labels: dict[str, str], started_at: Any
     ) -> None:
+        """12.2: colliding with the engine starts' run IDs, so kinds conflict."""
         run = _start(run_id, agent_id, "", "", "", started_at, labels)
-        self.started(run, lambda store: store.start_one_shot_run(run, started_record(run)))
+        self.started(run, lambda store: store.start_synchronous_run(run, started_record(run)))
 
-    @rule(run_id=RUNS, parent_id=RUNS, agent_id=AGENTS, twist=TWISTS)
-    def start_one_shot_child(self, run_id: str, parent_id: str, agent_id: str, twist: str) -> None:
-        child = _start(run_id, agent_id, "", parent_id, "", T0, {})
+    @rule(
+        run_id=RUNS,
+        parent_id=RUNS,
+        agent_id=AGENTS,
+        twist=TWISTS,
+        started_at=STARTED_AT,
+        digest=DIGESTS,
+    )
+    def start_one_shot_child(
+        self,
+        run_id: str,
+        parent_id: str,
+        agent_id: str,
+        twist: str,
+        started_at: Any,
+        digest: bytes | None,
+    ) -> None:
+        child = _start(run_id, agent_id, "", parent_id, "", started_at, {})
         link = link_record(self.owner(parent_id, twist), child)
         self.started(
-            child, lambda store: store.start_one_shot_child_run(child, link, started_record(child))
+            child,
+            lambda store: store.start_one_shot_child_run(
+                child, link, started_record(child), request_digest=digest
+            ),
         )
 
     # --- records ------------------------------------------------------------------------

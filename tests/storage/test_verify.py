@@ -40,6 +40,7 @@ from tests.contract.builders import (
 )
 
 Found = set[tuple[str, str, str]]
+DIGEST = bytes(range(1, 33))
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,10 @@ class World:
     one_shot: str
     one_shot_parent: str
     one_shot_child: str
+    waiting: str
+    moved: str
+    digested: str
+    synchronous: str
     runs: int
     records: int
 
@@ -106,8 +111,23 @@ def build_world(store: SqlStore) -> World:
     _finish(store, child, RunStatus.COMPLETED)
 
     suspended = start_root(store, active).run
+    waiting = run_start(session_id=active, parent_run_id=suspended.run_id, agent_id="agent-w")
+    store.start_child_run(
+        waiting, link_record(suspended, waiting), started_record(waiting), canceled_record(waiting)
+    )
+    store.record_run_suspension(waiting.run_id, checkpoint(), suspended_record(waiting))
     store.record_run_suspension(suspended.run_id, checkpoint(), suspended_record(suspended))
     continuation = start_root(store, active, predecessor_run_id=suspended.run_id).run
+    # 12.4: the waiting child continues under its parent's continuation.
+    moved = run_start(
+        session_id=active,
+        parent_run_id=continuation.run_id,
+        agent_id="agent-w",
+        predecessor_run_id=waiting.run_id,
+    )
+    store.start_child_run(
+        moved, link_record(continuation, moved), started_record(moved), canceled_record(moved)
+    )
 
     ended = new_session(store).id
     ended_parent = start_root(store, ended).run
@@ -143,6 +163,10 @@ def build_world(store: SqlStore) -> World:
         started_record(one_shot_child),
     )
     _finish(store, one_shot_child, RunStatus.COMPLETED)
+    digested = run_start()
+    store.start_one_shot_run(digested, started_record(digested), request_digest=DIGEST)
+    synchronous = run_start()
+    store.start_synchronous_run(synchronous, started_record(synchronous))
 
     return World(
         active=active,
@@ -165,9 +189,13 @@ def build_world(store: SqlStore) -> World:
         one_shot=one_shot.run_id,
         one_shot_parent=one_shot_parent.run_id,
         one_shot_child=one_shot_child.run_id,
+        waiting=waiting.run_id,
+        moved=moved.run_id,
+        digested=digested.run_id,
+        synchronous=synchronous.run_id,
         # Live runs (the purged one is gone) and their records, in the order built above.
-        runs=16,
-        records=4 + 2 + 3 + 2 + 3 + 2 + 2 + 3 + 2 + 1 + 2 + 2 + 2 + 3 + 2 + 2,
+        runs=20,
+        records=4 + 2 + 3 + 2 + 3 + 2 + 2 + 3 + 2 + 1 + 2 + 2 + 2 + 3 + 2 + 2 + 2 + 1 + 1 + 1 + 2,
     )
 
 
@@ -624,3 +652,68 @@ def test_run_labels_without_a_run(engine: Engine, world: World) -> None:
     )
 
     assert found(engine) == {(v.RUN_LABELS, "ghost-run", "")}
+
+
+# --- start kinds and request digests (12.1, 12.2), continuations under another parent -----
+
+
+def test_request_digest_of_zeros(engine: Engine, world: World) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE runs SET request_digest = :d WHERE run_id = :r"),
+            {"d": bytes(32), "r": world.digested},
+        )
+
+    assert found(engine) == {(v.START_FACTS, world.digested, "")}
+
+
+def test_synchronous_run_with_a_request_digest(engine: Engine, world: World) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE runs SET request_digest = :d WHERE run_id = :r"),
+            {"d": DIGEST, "r": world.synchronous},
+        )
+
+    assert found(engine) == {(v.START_FACTS, world.synchronous, "")}
+
+
+def test_synchronous_run_with_a_parent(engine: Engine, world: World) -> None:
+    execute(
+        engine,
+        "UPDATE runs SET start_kind = 'synchronous' WHERE run_id = :r",
+        r=world.one_shot_child,
+    )
+
+    assert found(engine) == {(v.START_FACTS, world.one_shot_child, "")}
+    assert "parent" in detail(engine, v.START_FACTS)
+
+
+def test_synchronous_run_with_a_session(engine: Engine, world: World) -> None:
+    execute(engine, "UPDATE runs SET start_kind = 'synchronous' WHERE run_id = :r", r=world.running)
+
+    assert found(engine) == {(v.START_FACTS, world.running, world.active)}
+
+
+def test_continuation_under_another_parent_with_another_tool_call(
+    engine: Engine, world: World
+) -> None:
+    with engine.begin() as conn:
+        key = conn.execute(
+            sa.text("SELECT parent_run_id, parent_link_key FROM runs WHERE run_id = :r"),
+            {"r": world.moved},
+        ).one()
+        payload = dumps(
+            {
+                "ToolName": "search",
+                "ToolCallID": "call-other",
+                "ChildRunID": world.moved,
+                "ChildAgentID": "agent-w",
+            }
+        )
+        conn.execute(
+            sa.text("UPDATE run_records SET payload = :p WHERE run_id = :r AND event_key = :k"),
+            {"p": payload, "r": key.parent_run_id, "k": key.parent_link_key},
+        )
+
+    assert found(engine) == {(v.CONTINUATION_SUCCESSOR, world.moved, world.active)}
+    assert "call-other" in detail(engine, v.CONTINUATION_SUCCESSOR)

@@ -35,6 +35,7 @@ from app.api.schemas import (
     RunMetaBody,
     RunPageBody,
     SuspensionRequest,
+    SynchronousRunStartRequest,
     TerminalRequest,
 )
 from app.api.wire import Time
@@ -161,6 +162,12 @@ async def start_root_run(body: RootRunStartRequest, request: Request) -> Respons
     `inserted = false` and the original outcome; a changed retry is `run_conflict`. A
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
+
+    `request_digest` (64 lowercase hex, optional; every engine start takes it) is stored by
+    the run's first start and compared first on every retry: another digest, or one missing
+    on either side, is `run_conflict`. A run no longer `running` retried with its digest
+    answers its original outcome, status and record IDs even when the retry proposes a new
+    `started_at` (and record times); every other field must be the original's.
     """
     store, offload = services(request)
     return respond(
@@ -170,6 +177,7 @@ async def start_root_run(body: RootRunStartRequest, request: Request) -> Respons
                 body.run.contract(),
                 body.started.contract(),
                 body.canceled.contract(),
+                request_digest=body.request_digest,
             )
         )
     )
@@ -189,7 +197,12 @@ async def start_child_run(body: ChildRunStartRequest, request: Request) -> Respo
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
-    parent stopped. Outcomes and retries as for root starts.
+    parent stopped. Outcomes, retries and request digests as for root starts.
+
+    A child continuation may name another parent than its predecessor had (the successor
+    of that parent, resumed): it must be running in the same session, and the new link must
+    repeat the predecessor's link's `ToolName`, `ToolCallID` and child agent and be written
+    by the predecessor's parent's agent (else `run_conflict` naming the fact).
     """
     store, offload = services(request)
     return respond(
@@ -200,6 +213,7 @@ async def start_child_run(body: ChildRunStartRequest, request: Request) -> Respo
                 body.parent_linked.contract(),
                 body.started.contract(),
                 body.canceled.contract(),
+                request_digest=body.request_digest,
             )
         )
     )
@@ -221,7 +235,38 @@ async def start_one_shot_run(body: OneShotRunStartRequest, request: Request) -> 
     store, offload = services(request)
     return respond(
         OneShotRunStartResultBody.of(
-            await offload(store.start_one_shot_run, body.run.contract(), body.started.contract())
+            await offload(
+                store.start_one_shot_run,
+                body.run.contract(),
+                body.started.contract(),
+                request_digest=body.request_digest,
+            )
+        )
+    )
+
+
+@router.post(
+    "/synchronous-starts",
+    tags=["runs"],
+    dependencies=[WRITE],
+    response_model=OneShotRunStartResultBody,
+    operation_id="start-synchronous-run",
+    summary="Start a synchronous run",
+    responses=problems(
+        RunRecordOwnerMismatchError, RunConflictError, EventConflictError, SessionPurgedError
+    ),
+)
+async def start_synchronous_run(body: SynchronousRunStartRequest, request: Request) -> Response:
+    """Store a run for an inline callback that no workflow engine accepted (CONTRACT.md
+    12.2): sessionless and parentless, `running` with its `run_started` record, outcome
+    `proceed`, `start_kind` `synchronous`. It takes no request digest. A run ID is for ever
+    engine-started or synchronous: starting it with the other kind is `run_conflict`. A
+    retry must repeat the exact command, time included, in every status (any change is
+    `run_conflict`); it answers the original record ID and the run's current status."""
+    store, offload = services(request)
+    return respond(
+        OneShotRunStartResultBody.of(
+            await offload(store.start_synchronous_run, body.run.contract(), body.started.contract())
         )
     )
 
@@ -245,6 +290,7 @@ async def start_one_shot_child_run(body: OneShotChildRunStartRequest, request: R
                 body.run.contract(),
                 body.parent_linked.contract(),
                 body.started.contract(),
+                request_digest=body.request_digest,
             )
         )
     )

@@ -8,14 +8,14 @@ successor its predecessor remembers.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final
 
 import sqlalchemy as sa
 
-from app.domain.payloads import RUN_STARTED, decode_run_started
+from app.domain.payloads import RUN_STARTED, decode_child_run_linked, decode_run_started
 from runtime_store_client import RunStatus
 
-from ..schema import runs
+from ..schema import run_records, runs
 from .facts import RunChecks, RunFacts, decoded
 from .report import CONTINUATION_SUCCESSOR
 
@@ -48,7 +48,9 @@ def successor_side(run: RunFacts) -> Iterator[str]:
     if error or not started.predecessor_run_id:
         return
     predecessor = run.conn.execute(
-        sa.select(runs.c.successor_run_id).where(runs.c.run_id == started.predecessor_run_id)
+        sa.select(runs.c.successor_run_id, runs.c.parent_run_id, runs.c.parent_link_key).where(
+            runs.c.run_id == started.predecessor_run_id
+        )
     ).first()
     if predecessor is None:
         return  # a predecessor outside the runs table went with its purged session
@@ -56,6 +58,44 @@ def successor_side(run: RunFacts) -> Iterator[str]:
         yield (
             f"predecessor {started.predecessor_run_id!r} remembers successor "
             f"{predecessor.successor_run_id or ''!r}, not this run"
+        )
+    if predecessor.parent_run_id != row.parent_run_id:
+        yield from _moved_parent(run, predecessor)
+
+
+def _moved_parent(run: RunFacts, predecessor: Any) -> Iterator[str]:
+    """12.4: a child continued under another parent repeats its predecessor's link (tool
+    name, tool call ID, child agent) and its parent's agent wrote both links."""
+    row = run.row
+    if not (predecessor.parent_run_id and row.parent_run_id):
+        yield (
+            f"continuation has parent {row.parent_run_id!r}, its predecessor "
+            f"{predecessor.parent_run_id!r}"
+        )
+        return
+    links = [
+        run.conn.execute(
+            sa.select(run_records.c.agent_id, run_records.c.payload).where(
+                run_records.c.run_id == parent, run_records.c.event_key == key
+            )
+        ).first()
+        for parent, key in (
+            (predecessor.parent_run_id, predecessor.parent_link_key),
+            (row.parent_run_id, row.parent_link_key),
+        )
+    ]
+    facts = []
+    for link in links:
+        if link is None:
+            return  # the link checks report a missing link
+        linked, _ = decoded(decode_child_run_linked, link.payload)
+        if linked is None:
+            return  # ... or an unreadable one
+        facts.append((linked.tool_name, linked.tool_call_id, linked.child_agent_id, link.agent_id))
+    if facts[0] != facts[1]:
+        yield (
+            f"continuation under parent {row.parent_run_id!r} has link facts {facts[1]!r}, its "
+            f"predecessor's {facts[0]!r} (tool name, tool call ID, child agent, parent agent)"
         )
 
 

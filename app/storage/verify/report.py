@@ -21,6 +21,7 @@ CONTINUATION_SUCCESSOR: Final = "continuation_successor"
 RUN_LABELS: Final = "run_labels_match"
 RECORD_OWNER: Final = "record_owner"
 DANGLING_ROWS: Final = "dangling_rows"
+START_FACTS: Final = "start_kind_and_digest"
 
 INVARIANTS: Final = (
     RUN_STARTED_FIRST,
@@ -38,6 +39,7 @@ INVARIANTS: Final = (
     RUN_LABELS,
     RECORD_OWNER,
     DANGLING_ROWS,
+    START_FACTS,
 )
 
 #: How many gaps, duplicates or links a detail names before it stops listing.

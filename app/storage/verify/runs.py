@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..schema import run_records, runs
-from . import continuations, lifecycle, links, sessions
+from . import continuations, lifecycle, links, sessions, starts
 from .facts import NO_RECORDS, RunChecks, RunFacts
 from .labels import check_run_labels
 from .reading import is_one_to, pages, record_stats, run_rows, sequence_problems
@@ -109,5 +109,10 @@ RECORD_CHECKS: Final[RunChecks] = (
 
 #: Every per-run check, in report order.
 RUN_CHECKS: Final[RunChecks] = (
-    sessions.CHECKS + RECORD_CHECKS + lifecycle.CHECKS + links.CHECKS + continuations.CHECKS
+    sessions.CHECKS
+    + RECORD_CHECKS
+    + lifecycle.CHECKS
+    + links.CHECKS
+    + continuations.CHECKS
+    + starts.CHECKS
 )

@@ -37,15 +37,36 @@ class Store(Protocol):
     """The worker-facing runtime operations (CONTRACT.md sections 3-4, 12.3, 12.5)."""
 
     def start_root_run(
-        self, run: RunStart, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> RootRunStartResult: ...
     def start_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> ChildRunStartResult: ...
-    def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult: ...
+    def start_one_shot_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult: ...
     def start_one_shot_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> OneShotChildRunStartResult: ...
+    def start_synchronous_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult: ...
     def append_run_record(self, record: Record) -> AppendResult: ...
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]: ...
     def record_run_cancellation(self, run_id: str, reason: str, record: Record) -> AppendResult: ...
@@ -133,15 +154,36 @@ class AsyncStore(Protocol):
     """The worker-facing runtime operations (CONTRACT.md sections 3-4, 12.3, 12.5)."""
 
     async def start_root_run(
-        self, run: RunStart, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> RootRunStartResult: ...
     async def start_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> ChildRunStartResult: ...
-    async def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult: ...
+    async def start_one_shot_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult: ...
     async def start_one_shot_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> OneShotChildRunStartResult: ...
+    async def start_synchronous_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult: ...
     async def append_run_record(self, record: Record) -> AppendResult: ...
     async def append_run_records(
         self, run_id: str, records: Sequence[Record]

@@ -60,6 +60,15 @@ class RunStartOutcome(enum.StrEnum):
     STOP = "stop"
 
 
+class RunStartKind(enum.StrEnum):
+    """How a run was started (CONTRACT.md 12.2); a run ID is for ever one kind."""
+
+    #: By a workflow engine: a root, child, one-shot or one-shot child start (3.3-3.6).
+    ENGINE = "engine"
+    #: An inline callback no workflow engine accepted (``start_synchronous_run``).
+    SYNCHRONOUS = "synchronous"
+
+
 class RepairOutcome(enum.StrEnum):
     """Result of ``repair_run_suspension`` / ``repair_run_terminal``."""
 
@@ -121,6 +130,7 @@ class RunMeta:
     labels: Mapping[str, str] = field(default_factory=dict)
     cancellation_reason: str = ""
     successor_run_id: str = ""
+    start_kind: RunStartKind = RunStartKind.ENGINE
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -38,6 +38,7 @@ from .._generated.api.runs import (
     start_one_shot_child_run,
     start_one_shot_run,
     start_root_run,
+    start_synchronous_run,
 )
 from .._generated.api.sessions import (
     create_session,
@@ -61,6 +62,7 @@ from .._generated.models import (
     OneShotRunStartRequest,
     RootRunStartRequest,
     SuspensionRequest,
+    SynchronousRunStartRequest,
     TerminalRequest,
     TranscriptCheck,
 )
@@ -152,43 +154,63 @@ def _none(_: Any) -> None:
     return None
 
 
-def start_root(run: RunStart, started: Record, canceled: Record) -> Call[RootRunStartResult]:
+def start_root(
+    run: RunStart, started: Record, canceled: Record, digest: bytes | None
+) -> Call[RootRunStartResult]:
     body = RootRunStartRequest(
         run=c.run_start_body(run),
         started=c.record_body(started, "started"),
         canceled=c.record_body(canceled, "canceled"),
+        request_digest=c.digest_text(digest),
     )
     return Call(start_root_run, {"body": body}, c.root_start)
 
 
 def start_child(
-    run: RunStart, parent_linked: Record, started: Record, canceled: Record
+    run: RunStart, parent_linked: Record, started: Record, canceled: Record, digest: bytes | None
 ) -> Call[ChildRunStartResult]:
     body = ChildRunStartRequest(
         run=c.run_start_body(run),
         parent_linked=c.record_body(parent_linked, "parent_linked"),
         started=c.record_body(started, "started"),
         canceled=c.record_body(canceled, "canceled"),
+        request_digest=c.digest_text(digest),
     )
     return Call(start_child_run, {"body": body}, c.child_start)
 
 
-def start_one_shot(run: RunStart, started: Record) -> Call[OneShotRunStartResult]:
+def start_one_shot(
+    run: RunStart, started: Record, digest: bytes | None
+) -> Call[OneShotRunStartResult]:
     body = OneShotRunStartRequest(
-        run=c.run_start_body(run), started=c.record_body(started, "started")
+        run=c.run_start_body(run),
+        started=c.record_body(started, "started"),
+        request_digest=c.digest_text(digest),
     )
     return Call(start_one_shot_run, {"body": body}, c.one_shot_start)
 
 
 def start_one_shot_child(
-    run: RunStart, parent_linked: Record, started: Record
+    run: RunStart, parent_linked: Record, started: Record, digest: bytes | None
 ) -> Call[OneShotChildRunStartResult]:
     body = OneShotChildRunStartRequest(
         run=c.run_start_body(run),
         parent_linked=c.record_body(parent_linked, "parent_linked"),
         started=c.record_body(started, "started"),
+        request_digest=c.digest_text(digest),
     )
     return Call(start_one_shot_child_run, {"body": body}, c.one_shot_child_start)
+
+
+def start_synchronous(
+    run: RunStart, started: Record, digest: bytes | None
+) -> Call[OneShotRunStartResult]:
+    if digest is not None:
+        raise InvalidArgumentError("a synchronous start takes no request_digest")
+    body = SynchronousRunStartRequest(
+        run=c.run_start_body(run), started=c.record_body(started, "started")
+    )
+    return Call(start_synchronous_run, {"body": body}, c.one_shot_start)
 
 
 def append(record: Record) -> Call[AppendResult]:

@@ -65,6 +65,7 @@ from ..types import (
     RunMeta,
     RunPage,
     RunStart,
+    RunStartKind,
     RunStartOutcome,
     RunStatus,
     Session,
@@ -127,6 +128,15 @@ def record_body(record: Record, what: str = "record") -> RecordBody:
         payload=wire_payload(record.payload, f"{what}.payload"),
         timestamp=wire_time(record.timestamp, f"{what}.timestamp"),
     )
+
+
+def digest_text(digest: bytes | None) -> str | Unset:
+    """A request digest on the wire (CONTRACT.md 12.1): lowercase hex; absent for none."""
+    if digest is None:
+        return UNSET
+    if not isinstance(digest, bytes | bytearray):
+        raise InvalidArgumentError("request_digest must be bytes")
+    return bytes(digest).hex()
 
 
 def run_start_body(run: RunStart) -> RunStartBody:
@@ -273,6 +283,7 @@ def run_meta(body: RunMetaBody) -> RunMeta:
         labels=dict(body.labels.additional_properties),
         cancellation_reason=body.cancellation_reason,
         successor_run_id=body.successor_run_id,
+        start_kind=RunStartKind(body.start_kind.value),
     )
 
 

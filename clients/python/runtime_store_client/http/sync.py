@@ -124,26 +124,50 @@ class HttpStore:
             time.sleep(delay)
 
     def start_root_run(
-        self, run: RunStart, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> RootRunStartResult:
-        """Start a root run of a session (CONTRACT.md 3.3)."""
-        return self._run(calls.start_root(run, started, canceled))
+        """Start a root run of a session (CONTRACT.md 3.3, 12.1)."""
+        return self._run(calls.start_root(run, started, canceled, request_digest))
 
     def start_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record, canceled: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        canceled: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> ChildRunStartResult:
-        """Start a child run linked from a running parent (3.4)."""
-        return self._run(calls.start_child(run, parent_linked, started, canceled))
+        """Start a child run linked from a running parent (3.4, 12.1, 12.4)."""
+        return self._run(calls.start_child(run, parent_linked, started, canceled, request_digest))
 
-    def start_one_shot_run(self, run: RunStart, started: Record) -> OneShotRunStartResult:
-        """Start a sessionless run (3.5)."""
-        return self._run(calls.start_one_shot(run, started))
+    def start_one_shot_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult:
+        """Start a sessionless run (3.5, 12.1)."""
+        return self._run(calls.start_one_shot(run, started, request_digest))
 
     def start_one_shot_child_run(
-        self, run: RunStart, parent_linked: Record, started: Record
+        self,
+        run: RunStart,
+        parent_linked: Record,
+        started: Record,
+        *,
+        request_digest: bytes | None = None,
     ) -> OneShotChildRunStartResult:
-        """Start a sessionless child run (3.6)."""
-        return self._run(calls.start_one_shot_child(run, parent_linked, started))
+        """Start a sessionless child run (3.6, 12.1)."""
+        return self._run(calls.start_one_shot_child(run, parent_linked, started, request_digest))
+
+    def start_synchronous_run(
+        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
+    ) -> OneShotRunStartResult:
+        """Start a run no workflow engine accepted (12.2); it takes no request digest."""
+        return self._run(calls.start_synchronous(run, started, request_digest))
 
     def append_run_record(self, record: Record) -> AppendResult:
         """Append an ordinary record (3.7)."""

@@ -43,6 +43,7 @@ from .run_meta_body_labels import RunMetaBodyLabels
 from .run_page_body import RunPageBody
 from .run_start_body import RunStartBody
 from .run_start_body_labels_type_0 import RunStartBodyLabelsType0
+from .run_start_kind import RunStartKind
 from .run_start_outcome import RunStartOutcome
 from .run_status import RunStatus
 from .session_body import SessionBody
@@ -51,6 +52,7 @@ from .session_status import SessionStatus
 from .session_status_body import SessionStatusBody
 from .snapshot_body import SnapshotBody
 from .suspension_request import SuspensionRequest
+from .synchronous_run_start_request import SynchronousRunStartRequest
 from .terminal_request import TerminalRequest
 from .text_part_body import TextPartBody
 from .thinking_part_body import ThinkingPartBody
@@ -105,6 +107,7 @@ __all__ = (
     "RunPageBody",
     "RunStartBody",
     "RunStartBodyLabelsType0",
+    "RunStartKind",
     "RunStartOutcome",
     "RunStatus",
     "SessionBody",
@@ -113,6 +116,7 @@ __all__ = (
     "SessionStatusBody",
     "SnapshotBody",
     "SuspensionRequest",
+    "SynchronousRunStartRequest",
     "TerminalRequest",
     "TextPartBody",
     "ThinkingPartBody",

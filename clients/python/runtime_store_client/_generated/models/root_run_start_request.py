@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -29,11 +30,15 @@ class RootRunStartRequest:
             run (RunStartBody): Input of every start (CONTRACT.md 1.4).
             started (RecordBody): An immutable run record (CONTRACT.md 1.7).
             canceled (RecordBody): An immutable run record (CONTRACT.md 1.7).
+            request_digest (None | str | Unset): The request digest of an engine start (CONTRACT.md 12.1): 32 bytes, not all
+                zero, as 64 lowercase hex characters; absent or null: none. The run's first start stores it; a retry must carry
+                the same one, and a closed run's start replayed with it may propose new times.
      """
 
     run: RunStartBody
     started: RecordBody
     canceled: RecordBody
+    request_digest: None | str | Unset = UNSET
 
 
 
@@ -48,6 +53,12 @@ class RootRunStartRequest:
 
         canceled = self.canceled.to_dict()
 
+        request_digest: None | str | Unset
+        if isinstance(self.request_digest, Unset):
+            request_digest = UNSET
+        else:
+            request_digest = self.request_digest
+
 
         field_dict: dict[str, Any] = {}
 
@@ -56,6 +67,8 @@ class RootRunStartRequest:
             "started": started,
             "canceled": canceled,
         })
+        if request_digest is not UNSET:
+            field_dict["request_digest"] = request_digest
 
         return field_dict
 
@@ -81,10 +94,21 @@ class RootRunStartRequest:
 
 
 
+        def _parse_request_digest(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        request_digest = _parse_request_digest(d.pop("request_digest", UNSET))
+
+
         root_run_start_request = cls(
             run=run,
             started=started,
             canceled=canceled,
+            request_digest=request_digest,
         )
 
         return root_run_start_request

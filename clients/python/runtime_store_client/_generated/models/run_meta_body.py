@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.run_start_kind import RunStartKind
 from ..models.run_start_outcome import RunStartOutcome
 from ..models.run_status import RunStatus
 from typing import cast
@@ -42,6 +43,7 @@ class RunMetaBody:
             labels (RunMetaBodyLabels):
             cancellation_reason (str):
             successor_run_id (str): The continuation admitted for this suspended run; "" until one starts.
+            start_kind (RunStartKind): How a run was started (CONTRACT.md 12.2); a run ID is for ever one kind.
      """
 
     run_id: str
@@ -55,6 +57,7 @@ class RunMetaBody:
     labels: RunMetaBodyLabels
     cancellation_reason: str
     successor_run_id: str
+    start_kind: RunStartKind
 
 
 
@@ -84,6 +87,8 @@ class RunMetaBody:
 
         successor_run_id = self.successor_run_id
 
+        start_kind = self.start_kind.value
+
 
         field_dict: dict[str, Any] = {}
 
@@ -99,6 +104,7 @@ class RunMetaBody:
             "labels": labels,
             "cancellation_reason": cancellation_reason,
             "successor_run_id": successor_run_id,
+            "start_kind": start_kind,
         })
 
         return field_dict
@@ -146,6 +152,11 @@ class RunMetaBody:
 
         successor_run_id = d.pop("successor_run_id")
 
+        start_kind = RunStartKind(d.pop("start_kind"))
+
+
+
+
         run_meta_body = cls(
             run_id=run_id,
             agent_id=agent_id,
@@ -158,6 +169,7 @@ class RunMetaBody:
             labels=labels,
             cancellation_reason=cancellation_reason,
             successor_run_id=successor_run_id,
+            start_kind=start_kind,
         )
 
         return run_meta_body

@@ -146,7 +146,12 @@ def sync_detailed(
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
-    parent stopped. Outcomes and retries as for root starts.
+    parent stopped. Outcomes, retries and request digests as for root starts.
+
+    A child continuation may name another parent than its predecessor had (the successor
+    of that parent, resumed): it must be running in the same session, and the new link must
+    repeat the predecessor's link's `ToolName`, `ToolCallID` and child agent and be written
+    by the predecessor's parent's agent (else `run_conflict` naming the fact).
 
     Args:
         body (ChildRunStartRequest):
@@ -183,7 +188,12 @@ def sync(
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
-    parent stopped. Outcomes and retries as for root starts.
+    parent stopped. Outcomes, retries and request digests as for root starts.
+
+    A child continuation may name another parent than its predecessor had (the successor
+    of that parent, resumed): it must be running in the same session, and the new link must
+    repeat the predecessor's link's `ToolName`, `ToolCallID` and child agent and be written
+    by the predecessor's parent's agent (else `run_conflict` naming the fact).
 
     Args:
         body (ChildRunStartRequest):
@@ -215,7 +225,12 @@ async def asyncio_detailed(
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
-    parent stopped. Outcomes and retries as for root starts.
+    parent stopped. Outcomes, retries and request digests as for root starts.
+
+    A child continuation may name another parent than its predecessor had (the successor
+    of that parent, resumed): it must be running in the same session, and the new link must
+    repeat the predecessor's link's `ToolName`, `ToolCallID` and child agent and be written
+    by the predecessor's parent's agent (else `run_conflict` naming the fact).
 
     Args:
         body (ChildRunStartRequest):
@@ -252,7 +267,12 @@ async def asyncio(
 
     A new child needs a running parent of the same session (`run_not_active`,
     `run_session_mismatch`); an exact retry of an accepted child stays valid after the
-    parent stopped. Outcomes and retries as for root starts.
+    parent stopped. Outcomes, retries and request digests as for root starts.
+
+    A child continuation may name another parent than its predecessor had (the successor
+    of that parent, resumed): it must be running in the same session, and the new link must
+    repeat the predecessor's link's `ToolName`, `ToolCallID` and child agent and be written
+    by the predecessor's parent's agent (else `run_conflict` naming the fact).
 
     Args:
         body (ChildRunStartRequest):

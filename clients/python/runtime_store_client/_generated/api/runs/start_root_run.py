@@ -151,6 +151,12 @@ def sync_detailed(
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
 
+    `request_digest` (64 lowercase hex, optional; every engine start takes it) is stored by
+    the run's first start and compared first on every retry: another digest, or one missing
+    on either side, is `run_conflict`. A run no longer `running` retried with its digest
+    answers its original outcome, status and record IDs even when the retry proposes a new
+    `started_at` (and record times); every other field must be the original's.
+
     Args:
         body (RootRunStartRequest):
 
@@ -191,6 +197,12 @@ def sync(
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
 
+    `request_digest` (64 lowercase hex, optional; every engine start takes it) is stored by
+    the run's first start and compared first on every retry: another digest, or one missing
+    on either side, is `run_conflict`. A run no longer `running` retried with its digest
+    answers its original outcome, status and record IDs even when the retry proposes a new
+    `started_at` (and record times); every other field must be the original's.
+
     Args:
         body (RootRunStartRequest):
 
@@ -225,6 +237,12 @@ async def asyncio_detailed(
     `inserted = false` and the original outcome; a changed retry is `run_conflict`. A
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
+
+    `request_digest` (64 lowercase hex, optional; every engine start takes it) is stored by
+    the run's first start and compared first on every retry: another digest, or one missing
+    on either side, is `run_conflict`. A run no longer `running` retried with its digest
+    answers its original outcome, status and record IDs even when the retry proposes a new
+    `started_at` (and record times); every other field must be the original's.
 
     Args:
         body (RootRunStartRequest):
@@ -265,6 +283,12 @@ async def asyncio(
     `inserted = false` and the original outcome; a changed retry is `run_conflict`. A
     continuation (`predecessor_run_id`) needs a suspended predecessor with the same session,
     agent and parent.
+
+    `request_digest` (64 lowercase hex, optional; every engine start takes it) is stored by
+    the run's first start and compared first on every retry: another digest, or one missing
+    on either side, is `run_conflict`. A run no longer `running` retried with its digest
+    answers its original outcome, status and record IDs even when the retry proposes a new
+    `started_at` (and record times); every other field must be the original's.
 
     Args:
         body (RootRunStartRequest):

@@ -118,7 +118,7 @@ def sync_detailed(
     """ Export a session
 
      Everything of the session, one JSON object per line, from one snapshot: a header
-    `{"format": "runtime-store.session/1", "session": …}`, every run (meta, remembered
+    `{"format": "runtime-store.session/2", "session": …}`, every run (meta, remembered
     lifecycle keys, checkpoint as base64), every record in session order (payload as its
     exact text), every memory event and memory append of its runs, and a trailer with the
     counts. `POST /v1/sessions/import` recreates it byte for byte on any database.
@@ -155,7 +155,7 @@ def sync(
     """ Export a session
 
      Everything of the session, one JSON object per line, from one snapshot: a header
-    `{"format": "runtime-store.session/1", "session": …}`, every run (meta, remembered
+    `{"format": "runtime-store.session/2", "session": …}`, every run (meta, remembered
     lifecycle keys, checkpoint as base64), every record in session order (payload as its
     exact text), every memory event and memory append of its runs, and a trailer with the
     counts. `POST /v1/sessions/import` recreates it byte for byte on any database.
@@ -187,7 +187,7 @@ async def asyncio_detailed(
     """ Export a session
 
      Everything of the session, one JSON object per line, from one snapshot: a header
-    `{"format": "runtime-store.session/1", "session": …}`, every run (meta, remembered
+    `{"format": "runtime-store.session/2", "session": …}`, every run (meta, remembered
     lifecycle keys, checkpoint as base64), every record in session order (payload as its
     exact text), every memory event and memory append of its runs, and a trailer with the
     counts. `POST /v1/sessions/import` recreates it byte for byte on any database.
@@ -224,7 +224,7 @@ async def asyncio(
     """ Export a session
 
      Everything of the session, one JSON object per line, from one snapshot: a header
-    `{"format": "runtime-store.session/1", "session": …}`, every run (meta, remembered
+    `{"format": "runtime-store.session/2", "session": …}`, every run (meta, remembered
     lifecycle keys, checkpoint as base64), every record in session order (payload as its
     exact text), every memory event and memory append of its runs, and a trailer with the
     counts. `POST /v1/sessions/import` recreates it byte for byte on any database.

@@ -1,0 +1,270 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.one_shot_run_start_result_body import OneShotRunStartResultBody
+from ...models.problem import Problem
+from ...models.synchronous_run_start_request import SynchronousRunStartRequest
+from typing import cast
+
+
+
+def _get_kwargs(
+    *,
+    body: SynchronousRunStartRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/runs/synchronous-starts",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> OneShotRunStartResultBody | Problem | None:
+    if response.status_code == 200:
+        response_200 = OneShotRunStartResultBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[OneShotRunStartResultBody | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: SynchronousRunStartRequest,
+
+) -> Response[OneShotRunStartResultBody | Problem]:
+    """ Start a synchronous run
+
+     Store a run for an inline callback that no workflow engine accepted (CONTRACT.md
+    12.2): sessionless and parentless, `running` with its `run_started` record, outcome
+    `proceed`, `start_kind` `synchronous`. It takes no request digest. A run ID is for ever
+    engine-started or synchronous: starting it with the other kind is `run_conflict`. A
+    retry must repeat the exact command, time included, in every status (any change is
+    `run_conflict`); it answers the original record ID and the run's current status.
+
+    Args:
+        body (SynchronousRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[OneShotRunStartResultBody | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: SynchronousRunStartRequest,
+
+) -> OneShotRunStartResultBody | Problem | None:
+    """ Start a synchronous run
+
+     Store a run for an inline callback that no workflow engine accepted (CONTRACT.md
+    12.2): sessionless and parentless, `running` with its `run_started` record, outcome
+    `proceed`, `start_kind` `synchronous`. It takes no request digest. A run ID is for ever
+    engine-started or synchronous: starting it with the other kind is `run_conflict`. A
+    retry must repeat the exact command, time included, in every status (any change is
+    `run_conflict`); it answers the original record ID and the run's current status.
+
+    Args:
+        body (SynchronousRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        OneShotRunStartResultBody | Problem
+     """
+
+
+    return sync_detailed(
+        client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: SynchronousRunStartRequest,
+
+) -> Response[OneShotRunStartResultBody | Problem]:
+    """ Start a synchronous run
+
+     Store a run for an inline callback that no workflow engine accepted (CONTRACT.md
+    12.2): sessionless and parentless, `running` with its `run_started` record, outcome
+    `proceed`, `start_kind` `synchronous`. It takes no request digest. A run ID is for ever
+    engine-started or synchronous: starting it with the other kind is `run_conflict`. A
+    retry must repeat the exact command, time included, in every status (any change is
+    `run_conflict`); it answers the original record ID and the run's current status.
+
+    Args:
+        body (SynchronousRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[OneShotRunStartResultBody | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: SynchronousRunStartRequest,
+
+) -> OneShotRunStartResultBody | Problem | None:
+    """ Start a synchronous run
+
+     Store a run for an inline callback that no workflow engine accepted (CONTRACT.md
+    12.2): sessionless and parentless, `running` with its `run_started` record, outcome
+    `proceed`, `start_kind` `synchronous`. It takes no request digest. A run ID is for ever
+    engine-started or synchronous: starting it with the other kind is `run_conflict`. A
+    retry must repeat the exact command, time included, in every status (any change is
+    `run_conflict`); it answers the original record ID and the run's current status.
+
+    Args:
+        body (SynchronousRunStartRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        OneShotRunStartResultBody | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        client=client,
+body=body,
+
+    )).parsed
