@@ -5,8 +5,6 @@ module inside it (``lint-imports``), except the CLI's database commands.
 """
 
 from .engine import create_engine
-from .export import FORMAT as EXPORT_FORMAT
-from .export import encode_line as encode_export_line
 from .interrupts import Canceler, calling
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
@@ -14,6 +12,8 @@ from .records import StreamPage
 from .retention import Sweep
 from .store import SqlStore
 from .tokens import Tokens
+from .transfer import FORMAT as EXPORT_FORMAT
+from .transfer import encode_line as encode_export_line
 from .unit_of_work import is_transient
 
 __all__ = [

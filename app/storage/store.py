@@ -44,8 +44,6 @@ from runtime_store_client.protocols import BinaryReader, BinaryWriter
 
 from . import (
     batch,
-    export,
-    importer,
     lifecycle,
     memory,
     purge,
@@ -56,6 +54,7 @@ from . import (
     search,
     sessions,
     starts,
+    transfer,
 )
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
@@ -322,16 +321,16 @@ class SqlStore:
 
     def export_session(self, session_id: str, file: BinaryWriter) -> None:
         """Write the session's NDJSON export to a binary ``file``, read in one snapshot."""
-        for line in export.export_session(self._ctx, session_id):
+        for line in transfer.export_session(self._ctx, session_id):
             file.write(line)
 
     def export_lines(self, session_id: str) -> Iterator[bytes]:
         """The export line by line: a generator holding the snapshot until it is closed."""
-        return export.export_session(self._ctx, session_id)
+        return transfer.export_session(self._ctx, session_id)
 
     def import_session(self, file: BinaryReader) -> Session:
         """Recreate an exported session, IDs and bytes identical, in one transaction."""
-        return importer.import_session(self._ctx, file)
+        return transfer.import_session(self._ctx, file)
 
     def retention_sweep(
         self,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.storage.export import encode_line, record_line, time_text
+from app.storage.transfer.format import encode_line, record_line, time_text
 from runtime_store_client.times import format_rfc3339, from_epoch_millis, to_epoch_millis
 
 EDGES = [

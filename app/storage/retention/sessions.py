@@ -22,13 +22,13 @@ from runtime_store_client import RunStatus
 from .. import purge
 from ..context import Context
 from ..deletion import delete_run_rows
-from ..export import export_session
 from ..schema import (
     run_records,
     run_tombstones,
     runs,
     sessions,
 )
+from ..transfer import export_session
 from ..unit_of_work import Tx
 from .common import (
     PAGE,

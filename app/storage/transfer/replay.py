@@ -1,56 +1,20 @@
-"""Import (CONTRACT.md 11.4): a session file (export.py) recreated in one transaction.
-
-Every line is checked by the rules the writes apply (app/domain: text, bounds, record and
-start validation, the strict lifecycle payloads) and replayed against the run it belongs
-to, in session order, as the lifecycle operations would have accepted it: a run begins
-with its ``run_started``, a child after its parent's ``child_run_linked``, a continuation
-only of a suspended predecessor that names it, nothing after a terminal record, every
-remembered key naming a record of its kind. At the end every run must stand where its
-run line says, and the trailer's counts must be the lines'. The first line that breaks a
-rule is ``invalid_argument`` with its 1-based ``line``; an existing (or purged) session
-or run ID is ``import_conflict``. Either way nothing is written.
-
-The file is read line by line and rows are inserted in batches, so memory holds one batch
-and one small state per run, not the session. Record IDs and session positions are the
-file's (checked to be 1, 2, …), so they are inserted as they are; memory events get fresh
-row IDs in file order, which keeps their append order. The database is the arbiter of
-concurrent imports and writers: an ID inserted by another transaction first makes this
-one's insert fail, which is ``import_conflict``.
-
-Where the rows go first differs by database (``_Direct``, ``_Staged``). PostgreSQL writes
-them into the live tables in the import's one transaction: its row locks stop no other
-session's writer, and nothing is visible before the commit. SQLite has one writer, which
-an import must not hold for its whole length (CONTRACT.md 2.10): its rows go into staging
-tables (staging.py) in short transactions between which other writers are served, and one
-final transaction checks the IDs again and publishes the session whole; a failed import
-deletes what it staged. A batch is at most ``BATCH`` rows and ``BATCH_BYTES`` bytes.
-"""
+"""The replay of a session file, line by line, through the rules the writes apply
+(``importer`` says how)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
-import functools
-import json
-import logging
 import operator
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from enum import StrEnum
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
 from app.domain import payloads
 from app.domain import validation as v
 from app.domain.commands import check_terminal_against_run
-from app.domain.limits import Limits
 from app.domain.state import RunState, SessionRowStatus, SessionState
-from app.domain.times import to_millis
 from runtime_store_client import (
     Checkpoint,
     ImportConflictError,
@@ -64,230 +28,59 @@ from runtime_store_client import (
     Session,
     SessionStatus,
     StoreError,
-    UnavailableError,
 )
-from runtime_store_client.protocols import BinaryReader
-from runtime_store_client.times import TimeError, parse_rfc3339
 
-from . import interrupts
-from . import statements as st
-from .context import Context
-from .dialects import Dialect
-from .engine import WRITE_OPTION
-from .export import FORMAT, FORMAT_1, KEY_COLUMNS
-from .memory import memory_row
-from .rows import NEW_RECORD_FIELDS, RUN_COLUMNS, label_rows, session_of, values_of
-from .schema import (
+from .. import statements as st
+from ..context import Context
+from ..memory import memory_row
+from ..rows import NEW_RECORD_FIELDS, RUN_COLUMNS, label_rows, session_of, values_of
+from ..schema import (
     checkpoints,
     memory_batches,
     memory_events,
     run_labels,
     run_records,
-    run_tombstones,
     runs,
-    sessions,
 )
-from .staging import STAGE, STAGED, create_stage
-from .unit_of_work import is_transient
-
-E = TypeVar("E", bound=StrEnum)
-T = TypeVar("T")
-
-log = logging.getLogger("runtime_store.import")
+from .format import (
+    COUNT_KEYS,
+    FORMAT,
+    FORMAT_1,
+    KEY_COLUMNS,
+    KINDS,
+    MEMORY_BATCH_KEYS,
+    MEMORY_EVENT_KEYS,
+    RECORD_KEYS,
+    RUN_KEYS,
+    RUN_KEYS_1,
+    SESSION_KEYS,
+)
+from .reading import (
+    _DIGEST,
+    _bad,
+    _checkpoint,
+    _enum,
+    _located,
+    _millis,
+    _object,
+    _parse,
+    _payload,
+    _request_digest,
+    _text,
+    _time,
+)
+from .sinks import _TAKEN, _session_conflict, _Sink
 
 _record_values: Final = operator.attrgetter(*NEW_RECORD_FIELDS)
+
+
 #: Rows per INSERT (and run IDs per existence check).
 BATCH: Final = 1000
+
+
 #: Payload bytes (records, memory data, checkpoints) after which a batch is written: on
 #: SQLite each batch is one transaction holding the only writer, kept short.
 BATCH_BYTES: Final = 4 * 1024 * 1024
-#: Bytes read from the file at a time.
-CHUNK: Final = 256 * 1024
-_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
-
-_SESSION_KEYS: Final = ("id", "status", "created_at", "ended_at")
-_RUN_KEYS: Final = (
-    "run_id",
-    "agent_id",
-    "session_id",
-    "parent_run_id",
-    "status",
-    "start_outcome",
-    "started_at",
-    "updated_at",
-    "labels",
-    "cancellation_reason",
-    "successor_run_id",
-    "keys",
-    "checkpoint",
-)
-#: Version 2 (12.1, 12.2): every run line also has these.
-_RUN_KEYS_2: Final = (*_RUN_KEYS, "request_digest", "start_kind")
-_RECORD_KEYS: Final = (
-    "id",
-    "event_key",
-    "run_id",
-    "agent_id",
-    "session_id",
-    "turn_id",
-    "type",
-    "payload",
-    "timestamp",
-)
-_EVENT_KEYS: Final = ("agent_id", "run_id", "type", "timestamp", "data", "labels")
-_BATCH_KEYS: Final = ("agent_id", "run_id", "idempotency_key", "appended_at", "digest")
-_COUNT_KEYS: Final = ("runs", "records", "memory_events", "memory_batches")
-#: Line kinds in the order the file holds them.
-_KINDS: Final = ("run", "record", "memory_event", "memory_batch", "end")
-
-
-# --- reading lines -----------------------------------------------------------------------
-
-
-def max_line_bytes(limits: Limits) -> int:
-    """The longest line a valid file holds: a payload at its bound with every byte escaped
-    once, or a checkpoint at its bound in base64, plus the rest of the line."""
-    return max(2 * limits.max_payload_bytes, 4 * limits.max_checkpoint_bytes // 3) + 64 * 1024
-
-
-def _lines(source: BinaryReader, longest: int) -> Iterator[tuple[int, bytes]]:
-    """The numbered lines of ``source`` (split on ``\n`` only), none longer than
-    ``longest``; read in chunks, so a line without end never fills memory."""
-    number = 0
-    pending = bytearray()
-    while chunk := source.read(CHUNK):
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            number += 1
-            if pending:
-                pending += chunk[start : end + 1]
-                line, pending = bytes(pending), bytearray()
-            else:
-                line = chunk[start : end + 1]
-            if len(line) > longest:
-                raise _bad(number, f"the line is longer than {longest} bytes")
-            yield number, line
-            start = end + 1
-        pending += chunk[start:]
-        if len(pending) > longest:
-            raise _bad(number + 1, f"the line is longer than {longest} bytes")
-    if pending:
-        yield number + 1, bytes(pending)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _parse(number: int, raw: bytes) -> Any:
-    """One line's JSON value (UTF-8; ``NaN`` and ``Infinity`` are not JSON)."""
-    try:
-        return _DECODER.decode(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise _bad(number, f"not a JSON value: {exc}") from None
-
-
-# --- refusals ----------------------------------------------------------------------------
-
-
-def _bad(line: int, message: str, **fields: str) -> InvalidArgumentError:
-    return InvalidArgumentError(f"line {line}: {message}", line=line, **fields)
-
-
-def _located(line: int, exc: StoreError) -> StoreError:
-    """The error to raise for a rule a check of ``line`` found broken: ``invalid_argument``
-    at the line (a conflict stays a conflict, a located error stays as it is)."""
-    if isinstance(exc, ImportConflictError | UnavailableError) or (
-        isinstance(exc, InvalidArgumentError) and exc.line
-    ):
-        return exc  # a conflict, a located refusal, a stop (the client went away)
-    # e.g. run_record_owner_mismatch, payload_too_large: the line breaks a rule
-    return _bad(line, exc.message, run_id=exc.run_id, event_key=exc.event_key)
-
-
-# --- reading values ----------------------------------------------------------------------
-
-
-def _object(value: Any, keys: tuple[str, ...], what: str) -> dict[str, Any]:
-    """A JSON object with exactly ``keys``."""
-    if not isinstance(value, dict):
-        raise InvalidArgumentError(f"{what} must be a JSON object")
-    if value.keys() != set(keys):
-        missing = sorted(set(keys) - value.keys())
-        unknown = sorted(value.keys() - set(keys))
-        problem = f"lacks {missing[0]!r}" if missing else f"has unknown key {unknown[0]!r}"
-        raise InvalidArgumentError(f"{what} {problem}")
-    return value
-
-
-def _text(obj: dict[str, Any], key: str, what: str) -> str:
-    value = obj[key]
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{what}.{key} must be a string")
-    return value
-
-
-def _time(value: Any, what: str) -> datetime:
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{what} must be an RFC 3339 string")
-    try:
-        return parse_rfc3339(value)
-    except TimeError as exc:
-        raise InvalidArgumentError(f"{what} {exc}") from None
-
-
-def _millis(value: Any, what: str) -> int:
-    return to_millis(_time(value, what), what)
-
-
-def _enum(kind: type[E], value: Any, what: str) -> E:
-    try:
-        return kind(value)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"{what} {value!r} is not one of {[m.value for m in kind]}"
-        ) from None
-
-
-def _checkpoint(value: Any, limits: Limits) -> Checkpoint | None:
-    if value is None:
-        return None
-    obj = _object(value, ("id", "data"), "run.checkpoint")
-    try:  # standard base64, decoded strictly (as the API decodes checkpoint data)
-        data = base64.b64decode(_text(obj, "data", "run.checkpoint").encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError):
-        raise InvalidArgumentError("run.checkpoint.data is not valid standard base64") from None
-    checkpoint = Checkpoint(id=_text(obj, "id", "run.checkpoint"), data=data)
-    limits.check_checkpoint(checkpoint)
-    v.require_id(checkpoint.id, "run.checkpoint.id")
-    if not data:
-        raise InvalidArgumentError("run.checkpoint.data is required")
-    return checkpoint
-
-
-def _request_digest(value: Any) -> bytes | None:
-    """A run line's ``request_digest`` (12.1): null, or 64 lowercase hex digits of 32 bytes
-    that are not all zero."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not _DIGEST.fullmatch(value):
-        raise InvalidArgumentError("run.request_digest must be 64 lowercase hex digits or null")
-    return v.check_request_digest(bytes.fromhex(value))
-
-
-def _payload(value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise InvalidArgumentError("record.payload must be a string holding the JSON text")
-    try:
-        return value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidArgumentError("record.payload holds a lone surrogate") from None
-
-
-# --- what the file says of a run ---------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -356,10 +149,10 @@ class _Import:
         self.records = _Rows(run_records, "record", "payload")
         self.events = _Rows(memory_events, "memory event", "data")
         self.batches = _Rows(memory_batches, "memory batch", "digest")
-        self.counts = dict.fromkeys(_COUNT_KEYS, 0)
+        self.counts = dict.fromkeys(COUNT_KEYS, 0)
         self.phase = -1
         #: The keys of a run line, by the header's format.
-        self.run_keys: tuple[str, ...] = _RUN_KEYS_2
+        self.run_keys: tuple[str, ...] = RUN_KEYS
         self.last_line = 0
         self.ended = False
 
@@ -392,13 +185,13 @@ class _Import:
         if self.session is None:
             self.header(value)
             return
-        if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in _KINDS:
-            raise InvalidArgumentError(f"a line is one object with one key of {list(_KINDS)}")
+        if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in KINDS:
+            raise InvalidArgumentError(f"a line is one object with one key of {list(KINDS)}")
         ((kind, body),) = value.items()
-        phase = _KINDS.index(kind)
+        phase = KINDS.index(kind)
         if phase < self.phase:
             raise InvalidArgumentError(
-                f"a {kind} line after the {_KINDS[self.phase]} lines (order: {list(_KINDS)})"
+                f"a {kind} line after the {KINDS[self.phase]} lines (order: {list(KINDS)})"
             )
         if phase > self.phase and self.phase == 0:
             self.check_free_ids()  # every run line read: conflicts before any record
@@ -411,8 +204,8 @@ class _Import:
             raise InvalidArgumentError(
                 f"format {obj['format']!r} is not {FORMAT!r} (or {FORMAT_1!r})"
             )
-        self.run_keys = _RUN_KEYS if obj["format"] == FORMAT_1 else _RUN_KEYS_2
-        s = _object(obj["session"], _SESSION_KEYS, "session")
+        self.run_keys = RUN_KEYS_1 if obj["format"] == FORMAT_1 else RUN_KEYS
+        s = _object(obj["session"], SESSION_KEYS, "session")
         session_id = v.require_id(s["id"], "session.id")
         self.limits.check_id(session_id, "session.id")
         status = _enum(SessionStatus, s["status"], "session.status")
@@ -541,7 +334,7 @@ class _Import:
 
     def record(self, number: int, value: Any) -> None:
         assert self.session is not None
-        obj = _object(value, _RECORD_KEYS, "record")
+        obj = _object(value, RECORD_KEYS, "record")
         record = Record(
             id=_text(obj, "id", "record"),
             event_key=obj["event_key"],
@@ -708,7 +501,7 @@ class _Import:
         return agent_id, run_id
 
     def memory_event(self, number: int, value: Any) -> None:
-        obj = _object(value, _EVENT_KEYS, "memory_event")
+        obj = _object(value, MEMORY_EVENT_KEYS, "memory_event")
         agent_id, run_id = self.owned(obj, "memory_event")
         event = MemoryEvent(
             type=_text(obj, "type", "memory_event"),
@@ -720,7 +513,7 @@ class _Import:
         self.add(self.events, memory_row(agent_id, run_id, event, 0, self.limits), number)
 
     def memory_batch(self, number: int, value: Any) -> None:
-        obj = _object(value, _BATCH_KEYS, "memory_batch")
+        obj = _object(value, MEMORY_BATCH_KEYS, "memory_batch")
         agent_id, run_id = self.owned(obj, "memory_batch")
         key = v.require_id(obj["idempotency_key"], "memory_batch.idempotency_key")
         self.limits.check_id(key, "memory_batch.idempotency_key")
@@ -740,8 +533,8 @@ class _Import:
     # --- the end ------------------------------------------------------------------------
 
     def end(self, number: int, value: Any) -> None:
-        obj = _object(value, _COUNT_KEYS, "end")
-        for name in _COUNT_KEYS:
+        obj = _object(value, COUNT_KEYS, "end")
+        for name in COUNT_KEYS:
             stated = obj[name]
             if type(stated) is not int or stated != self.counts[name]:
                 raise InvalidArgumentError(
@@ -816,167 +609,6 @@ class _Import:
                 raise _bad(number, f"the {rows.what} repeats the key of an earlier one") from None
 
 
-#: Where a run ID in use is found, and how ``import_conflict`` says so.
-_TAKEN: Final = (
-    (runs, "already exists"),
-    (run_tombstones, "was purged; its ID stays reserved"),
-    (memory_events, "already has memory events"),
-    (memory_batches, "already has memory appends"),
-)
-#: Tables whose batches go through ``Dialect.insert_many`` (PostgreSQL: ``COPY``).
-_BULK: Final = (run_records, memory_events, memory_batches)
-
-
-class _Sink:
-    """Where an import's rows go, and how it reads the live tables meanwhile."""
-
-    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
-        raise NotImplementedError
-
-    def claim_session(self, row: dict[str, Any]) -> None:
-        """The session's row: the import's ID is taken (or, staged, about to be)."""
-        raise NotImplementedError
-
-    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        """Rows of a live table; ``IntegrityError`` when one repeats a unique key."""
-        raise NotImplementedError
-
-    def publish(self, session_id: str, record_count: int) -> None:
-        """Every row written and checked: make the session visible, whole."""
-        raise NotImplementedError
-
-
-class _Direct(_Sink):
-    """PostgreSQL: the live tables, in the import's one transaction (savepoints per
-    batch, so a repeated key can be found row by row)."""
-
-    def __init__(self, conn: Connection, dialect: Dialect) -> None:
-        self.conn = conn
-        self.dialect = dialect
-
-    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
-        return list(self.conn.execute(query, params).all())
-
-    def claim_session(self, row: dict[str, Any]) -> None:
-        try:
-            with self.conn.begin_nested():
-                self.conn.execute(sessions.insert(), row)
-        except sa.exc.IntegrityError:  # another import or a create_session got there first
-            raise _session_conflict(row["session_id"], "") from None
-
-    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        interrupts.check_not_canceled()  # the client went away: the transaction rolls back
-        with self.conn.begin_nested():
-            if table in _BULK:
-                self.dialect.insert_many(self.conn, table, rows)
-            else:
-                self.conn.execute(table.insert(), rows)
-
-    def publish(self, session_id: str, record_count: int) -> None:
-        interrupts.check_not_canceled()
-        self.conn.execute(
-            sessions.update()
-            .where(sessions.c.session_id == session_id)
-            .values(record_count=record_count)
-        )
-
-
-class _Staged(_Sink):
-    """SQLite: a private temporary database attached to the import's connection
-    (staging.py), written without any lock of the store's database, and one final
-    transaction that publishes the session (``publish``). ``close`` detaches (deletes)
-    the stage."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.session: dict[str, Any] | None = None
-        self._dbapi().execute(f"ATTACH DATABASE '' AS {STAGE}")
-        try:
-            self.stage(create_stage)
-        except BaseException:
-            self.close()
-            raise
-
-    def _dbapi(self) -> Any:
-        return self.conn.connection.dbapi_connection
-
-    def close(self) -> None:
-        """Detach the stage, which deletes it; the connection goes back to the pool as it
-        came."""
-        try:
-            if self.conn.in_transaction():
-                self.conn.rollback()
-            self._dbapi().execute(f"DETACH DATABASE {STAGE}")
-        except Exception as exc:  # never pooled with a stage attached: closing deletes it
-            log.warning("could not detach an import's stage (%s); its connection is closed", exc)
-            self.conn.invalidate()
-
-    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
-        with self.conn.begin():
-            return list(self.conn.execute(query, params).all())
-
-    def stage(self, operation: Callable[[Connection], T]) -> T:
-        """A transaction that writes the stage only: the store's database stays unlocked.
-        Refused once the request that asked for the import has gone (``interrupts``)."""
-        interrupts.check_not_canceled()
-        with self.conn.begin():
-            return operation(self.conn)
-
-    def claim_session(self, row: dict[str, Any]) -> None:
-        self.session = row  # inserted by the publish, if the ID is still free then
-
-    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        self.stage(functools.partial(_execute, statement=STAGED[table].insert(), rows=rows))
-
-    def publish(self, session_id: str, record_count: int) -> None:
-        assert self.session is not None
-        session = {**self.session, "record_count": record_count}
-        interrupts.check_not_canceled()
-        self.conn.execution_options(**{WRITE_OPTION: True})
-        try:
-            with self.conn.begin():  # BEGIN IMMEDIATE: the only writer, for the copy
-                self._publish(self.conn, session)
-        finally:
-            self.conn.execution_options(**{WRITE_OPTION: False})
-        del session_id
-
-    @staticmethod
-    def _publish(conn: Connection, session: dict[str, Any]) -> None:
-        """The IDs are checked again under the write lock, then every staged row is copied
-        to its live table, one statement per table."""
-        existing = conn.execute(st.SELECT_SESSION, {"session_id": session["session_id"]}).first()
-        if existing is not None:
-            raise _session_conflict(session["session_id"], existing.status)
-        staged_runs = STAGED[runs]
-        for table, reason in _TAKEN:
-            taken = conn.execute(
-                sa.select(table.c.run_id)
-                .join(staged_runs, staged_runs.c.run_id == table.c.run_id)
-                .limit(1)
-            ).scalar()
-            if taken is not None:
-                raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
-        conn.execute(sessions.insert(), session)
-        for live, staged in STAGED.items():
-            names = [c.name for c in live.columns if not (live is memory_events and c.name == "id")]
-            rows = sa.select(*(staged.c[name] for name in names)).order_by(
-                *staged.primary_key.columns
-            )
-            conn.execute(live.insert().from_select(names, rows))
-
-
-def _execute(conn: Connection, *, statement: sa.Insert, rows: list[dict[str, Any]]) -> None:
-    conn.execute(statement, rows)
-
-
-def _session_conflict(session_id: str, status: str) -> ImportConflictError:
-    if status == SessionRowStatus.PURGED.value:
-        message = f"session {session_id!r} was purged; its ID stays reserved"
-    else:
-        message = f"session {session_id!r} already exists"
-    return ImportConflictError(message, session_id=session_id)
-
-
 def _check_final(run: _Run) -> None:
     """The run stands where its line says: status, remembered keys, checkpoint, successor."""
     state = run.state
@@ -1010,6 +642,8 @@ def _check_final(run: _Run) -> None:
 
 
 _Step = Callable[[_Import, _Run, Record, v.NewRecord], None]
+
+
 _STEPS: Final[dict[str, _Step]] = {
     payloads.RUN_STARTED: _Import.started,
     payloads.CHILD_RUN_LINKED: _Import.linked,
@@ -1017,6 +651,8 @@ _STEPS: Final[dict[str, _Step]] = {
     payloads.RUN_SUSPENDED: _Import.suspension,
     payloads.RUN_COMPLETED: _Import.completion,
 }
+
+
 _HANDLERS: Final[dict[str, Callable[[_Import, int, Any], None]]] = {
     "run": _Import.run,
     "record": _Import.record,
@@ -1024,34 +660,3 @@ _HANDLERS: Final[dict[str, Callable[[_Import, int, Any], None]]] = {
     "memory_batch": _Import.memory_batch,
     "end": _Import.end,
 }
-
-
-def import_session(ctx: Context, source: BinaryReader) -> Session:
-    """Recreate an exported session from ``source``, visible all at once (section 11.4):
-    in one transaction on PostgreSQL, staged in short ones and published in one on SQLite."""
-    lines = _lines(source, max_line_bytes(ctx.limits))
-    try:
-        with ctx.uow.engine.connect() as conn:
-            if ctx.uow.dialect.name == "sqlite":
-                return _import_staged(ctx, conn, lines)
-            conn.execution_options(**{WRITE_OPTION: True})
-            with conn.begin():
-                return _Import(ctx, _Direct(conn, ctx.uow.dialect)).read(lines)
-    except StoreError:
-        raise
-    except (sa.exc.DataError, UnicodeEncodeError) as exc:
-        raise InvalidArgumentError("a value of the file cannot be stored") from exc
-    except sa.exc.IntegrityError as exc:
-        raise ImportConflictError("an ID of the file was written by another transaction") from exc
-    except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
-        if is_transient(exc) or interrupts.is_interrupted(exc):
-            raise UnavailableError("the database is unavailable; retry the import") from exc
-        raise
-
-
-def _import_staged(ctx: Context, conn: Connection, lines: Iterator[tuple[int, bytes]]) -> Session:
-    sink = _Staged(conn)
-    try:
-        return _Import(ctx, sink).read(lines)
-    finally:
-        sink.close()

@@ -24,7 +24,7 @@ from typing import Final
 
 import sqlalchemy as sa
 
-from .schema import (
+from ..schema import (
     checkpoints,
     memory_batches,
     memory_events,

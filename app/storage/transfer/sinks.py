@@ -1,0 +1,194 @@
+"""Where an import's rows go: straight into the live tables in the import's transaction
+(PostgreSQL, ``_Direct``), or staged outside SQLite's only writer and published in one
+short transaction (``_Staged``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from app.domain.state import SessionRowStatus
+from runtime_store_client import (
+    ImportConflictError,
+)
+
+from .. import interrupts
+from .. import statements as st
+from ..dialects import Dialect
+from ..engine import WRITE_OPTION
+from ..schema import (
+    memory_batches,
+    memory_events,
+    run_records,
+    run_tombstones,
+    runs,
+    sessions,
+)
+from .reading import T, log
+from .staging import STAGE, STAGED, create_stage
+
+#: Where a run ID in use is found, and how ``import_conflict`` says so.
+_TAKEN: Final = (
+    (runs, "already exists"),
+    (run_tombstones, "was purged; its ID stays reserved"),
+    (memory_events, "already has memory events"),
+    (memory_batches, "already has memory appends"),
+)
+
+
+#: Tables whose batches go through ``Dialect.insert_many`` (PostgreSQL: ``COPY``).
+_BULK: Final = (run_records, memory_events, memory_batches)
+
+
+class _Sink:
+    """Where an import's rows go, and how it reads the live tables meanwhile."""
+
+    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def claim_session(self, row: dict[str, Any]) -> None:
+        """The session's row: the import's ID is taken (or, staged, about to be)."""
+        raise NotImplementedError
+
+    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """Rows of a live table; ``IntegrityError`` when one repeats a unique key."""
+        raise NotImplementedError
+
+    def publish(self, session_id: str, record_count: int) -> None:
+        """Every row written and checked: make the session visible, whole."""
+        raise NotImplementedError
+
+
+class _Direct(_Sink):
+    """PostgreSQL: the live tables, in the import's one transaction (savepoints per
+    batch, so a repeated key can be found row by row)."""
+
+    def __init__(self, conn: Connection, dialect: Dialect) -> None:
+        self.conn = conn
+        self.dialect = dialect
+
+    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
+        return list(self.conn.execute(query, params).all())
+
+    def claim_session(self, row: dict[str, Any]) -> None:
+        try:
+            with self.conn.begin_nested():
+                self.conn.execute(sessions.insert(), row)
+        except sa.exc.IntegrityError:  # another import or a create_session got there first
+            raise _session_conflict(row["session_id"], "") from None
+
+    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        interrupts.check_not_canceled()  # the client went away: the transaction rolls back
+        with self.conn.begin_nested():
+            if table in _BULK:
+                self.dialect.insert_many(self.conn, table, rows)
+            else:
+                self.conn.execute(table.insert(), rows)
+
+    def publish(self, session_id: str, record_count: int) -> None:
+        interrupts.check_not_canceled()
+        self.conn.execute(
+            sessions.update()
+            .where(sessions.c.session_id == session_id)
+            .values(record_count=record_count)
+        )
+
+
+class _Staged(_Sink):
+    """SQLite: a private temporary database attached to the import's connection
+    (staging.py), written without any lock of the store's database, and one final
+    transaction that publishes the session (``publish``). ``close`` detaches (deletes)
+    the stage."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.session: dict[str, Any] | None = None
+        self._dbapi().execute(f"ATTACH DATABASE '' AS {STAGE}")
+        try:
+            self.stage(create_stage)
+        except BaseException:
+            self.close()
+            raise
+
+    def _dbapi(self) -> Any:
+        return self.conn.connection.dbapi_connection
+
+    def close(self) -> None:
+        """Detach the stage, which deletes it; the connection goes back to the pool as it
+        came."""
+        try:
+            if self.conn.in_transaction():
+                self.conn.rollback()
+            self._dbapi().execute(f"DETACH DATABASE {STAGE}")
+        except Exception as exc:  # never pooled with a stage attached: closing deletes it
+            log.warning("could not detach an import's stage (%s); its connection is closed", exc)
+            self.conn.invalidate()
+
+    def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
+        with self.conn.begin():
+            return list(self.conn.execute(query, params).all())
+
+    def stage(self, operation: Callable[[Connection], T]) -> T:
+        """A transaction that writes the stage only: the store's database stays unlocked.
+        Refused once the request that asked for the import has gone (``interrupts``)."""
+        interrupts.check_not_canceled()
+        with self.conn.begin():
+            return operation(self.conn)
+
+    def claim_session(self, row: dict[str, Any]) -> None:
+        self.session = row  # inserted by the publish, if the ID is still free then
+
+    def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        self.stage(functools.partial(_execute, statement=STAGED[table].insert(), rows=rows))
+
+    def publish(self, session_id: str, record_count: int) -> None:
+        assert self.session is not None
+        session = {**self.session, "record_count": record_count}
+        interrupts.check_not_canceled()
+        self.conn.execution_options(**{WRITE_OPTION: True})
+        try:
+            with self.conn.begin():  # BEGIN IMMEDIATE: the only writer, for the copy
+                self._publish(self.conn, session)
+        finally:
+            self.conn.execution_options(**{WRITE_OPTION: False})
+        del session_id
+
+    @staticmethod
+    def _publish(conn: Connection, session: dict[str, Any]) -> None:
+        """The IDs are checked again under the write lock, then every staged row is copied
+        to its live table, one statement per table."""
+        existing = conn.execute(st.SELECT_SESSION, {"session_id": session["session_id"]}).first()
+        if existing is not None:
+            raise _session_conflict(session["session_id"], existing.status)
+        staged_runs = STAGED[runs]
+        for table, reason in _TAKEN:
+            taken = conn.execute(
+                sa.select(table.c.run_id)
+                .join(staged_runs, staged_runs.c.run_id == table.c.run_id)
+                .limit(1)
+            ).scalar()
+            if taken is not None:
+                raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
+        conn.execute(sessions.insert(), session)
+        for live, staged in STAGED.items():
+            names = [c.name for c in live.columns if not (live is memory_events and c.name == "id")]
+            rows = sa.select(*(staged.c[name] for name in names)).order_by(
+                *staged.primary_key.columns
+            )
+            conn.execute(live.insert().from_select(names, rows))
+
+
+def _execute(conn: Connection, *, statement: sa.Insert, rows: list[dict[str, Any]]) -> None:
+    conn.execute(statement, rows)
+
+
+def _session_conflict(session_id: str, status: str) -> ImportConflictError:
+    if status == SessionRowStatus.PURGED.value:
+        message = f"session {session_id!r} was purged; its ID stays reserved"
+    else:
+        message = f"session {session_id!r} already exists"
+    return ImportConflictError(message, session_id=session_id)
