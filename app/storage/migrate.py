@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import URL, Engine
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 from .dialects import dialect_of
 from .engine import create_engine, normalize_url
@@ -26,6 +26,9 @@ def script_location() -> Path:
 
 
 def alembic_config(url: str | URL) -> Config:
+    # Alembic is imported when a migration is read or run, not with the service.
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(script_location()))
     config.set_main_option(
@@ -37,15 +40,21 @@ def alembic_config(url: str | URL) -> Config:
 
 def upgrade_schema(url: str | URL) -> None:
     """Apply every migration up to head."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), "head")
 
 
 def head_revision() -> str | None:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as conn:
+        from alembic.runtime.migration import MigrationContext
+
         return MigrationContext.configure(conn).get_current_revision()
 
 
