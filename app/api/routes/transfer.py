@@ -96,6 +96,8 @@ def _example_file() -> str:
                 "successor_run_id": "",
                 "keys": {**keys, "terminal": f"{run}:done"},
                 "checkpoint": None,
+                "request_digest": None,
+                "start_kind": "engine",
             }
         },
         record(1, f"{run}:start", "run_started", _STARTED, 1),
