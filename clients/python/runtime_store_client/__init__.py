@@ -35,6 +35,7 @@ from .errors import (
     SessionPurgedError,
     StoreError,
     UnavailableError,
+    WebhookNotFoundError,
     error_class_for_code,
 )
 from .protocols import (
@@ -95,6 +96,9 @@ from .types import (
     CancellationReason,
     Checkpoint,
     ChildRunStartResult,
+    CreatedWebhook,
+    DeliveryPage,
+    DeliveryStatus,
     LifecycleRecordType,
     MemoryEvent,
     OneShotChildRunStartResult,
@@ -114,6 +118,10 @@ from .types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    WaitUntil,
+    Webhook,
+    WebhookDelivery,
+    WebhookEventType,
 )
 
 __all__ = [
@@ -208,6 +216,14 @@ __all__ = [
     "TranscriptRule",
     "TranscriptViolation",
     "UnavailableError",
+    "WebhookNotFoundError",
+    "WebhookEventType",
+    "DeliveryStatus",
+    "WaitUntil",
+    "Webhook",
+    "CreatedWebhook",
+    "WebhookDelivery",
+    "DeliveryPage",
     "bedrock_violations",
     "build_messages_from_run_log",
     "build_messages_from_run_log_async",
