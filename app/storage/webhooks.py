@@ -68,7 +68,7 @@ def _not_found(webhook_id: str) -> WebhookNotFoundError:
     return WebhookNotFoundError(f"webhook {webhook_id!r} not found")
 
 
-def _webhook(row: sa.Row[Any]) -> Webhook:
+def _webhook(row: Any) -> Webhook:
     return Webhook(
         webhook_id=row.webhook_id,
         url=row.url,
@@ -151,7 +151,7 @@ def delete_webhook(ctx: Context, webhook_id: str) -> None:
     ctx.uow.write(operation)
 
 
-def _delivery(row: sa.Row[Any]) -> WebhookDelivery:
+def _delivery(row: Any) -> WebhookDelivery:
     status = DeliveryStatus(row.status)
     return WebhookDelivery(
         event_id=row.event_id,
