@@ -79,7 +79,7 @@ async def wait_for_run(
     ] = WaitUntil.FINISHED,
     timeout: Annotated[
         float,
-        Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait, at most 60."),
+        Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait, at most 60.", examples=[5]),
     ] = 30.0,
 ) -> Response:
     """The run's meta as soon as it reaches `until` (at once if it already has); at the

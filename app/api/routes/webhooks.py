@@ -9,6 +9,7 @@ from fastapi import status as http_status
 
 from app.api.auth import ADMIN
 from app.api.deps import CursorQuery, ExactSegment, LimitQuery, services
+from app.api.examples import EVENT_ID_EXAMPLE, WEBHOOK_ID_EXAMPLE
 from app.api.problems import problems
 from app.api.render import respond
 from app.api.schemas import (
@@ -25,12 +26,12 @@ router = APIRouter(prefix="/v1/webhooks")
 
 WebhookIdPath = Annotated[
     str,
-    Path(description="The subscription's ID.", examples=["wh_5f0c2a9e41b37d6c8e1f0a2b"]),
+    Path(description="The subscription's ID.", examples=[WEBHOOK_ID_EXAMPLE]),
     ExactSegment,
 ]
 EventIdPath = Annotated[
     str,
-    Path(description="The event's ID.", examples=["evt_0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e"]),
+    Path(description="The event's ID.", examples=[EVENT_ID_EXAMPLE]),
     ExactSegment,
 ]
 
