@@ -36,6 +36,8 @@ from .api.routes import (
     tail,
     transcripts,
     transfer,
+    wait,
+    webhooks,
 )
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
@@ -43,7 +45,8 @@ from .console import router as console_router
 from .observability.setup import Observability
 from .retention_sweeper import RetentionSweeper
 from .settings import Settings
-from .storage import Notifications, SqlStore, Tokens, create_engine
+from .storage import Notifications, SqlStore, Tokens, WebhookConfig, create_engine
+from .webhook_dispatcher import WebhookDispatcher
 
 DESCRIPTION = """\
 The durable owner of runtime state for AI-agent runtimes: **sessions**, **run lifecycle
@@ -64,6 +67,10 @@ TAGS = [
     {"name": "records", "description": "The append-only run record log, per run and per session."},
     {"name": "memory", "description": "Product-owned per-run memory events."},
     {
+        "name": "webhooks",
+        "description": "Subscriptions to run and session events, delivered by signed POSTs.",
+    },
+    {
         "name": "operations",
         "description": "Kept out of this document: `GET /healthz` (the process is alive), "
         "`GET /readyz` (the database answers and its schema is at head, else 503), `/docs` "
@@ -75,6 +82,28 @@ TAGS = [
 
 #: Connections each worker's pool may open beyond ``db_pool_size``.
 DB_POOL_OVERFLOW = 4
+
+
+def _start_background(
+    settings: Settings, store: SqlStore
+) -> list[RetentionSweeper | WebhookDispatcher]:
+    """The worker's background threads: retention sweeps (CONTRACT.md 11.4), one replica
+    at a time, when configured; webhook delivery (13.3), one dispatcher per worker."""
+    started: list[RetentionSweeper | WebhookDispatcher] = []
+    if settings.webhook_dispatch:
+        dispatcher = WebhookDispatcher(store, retry_hours=settings.webhook_retry_hours)
+        dispatcher.start()
+        started.append(dispatcher)
+    policy = settings.retention_policy()
+    if settings.retention_interval is not None and not policy.keeps_everything:
+        sweeper = RetentionSweeper(
+            run_sweep=lambda stop: store.retention_sweep(policy, should_stop=stop),
+            exclusive=store.retention_exclusive,
+            interval=settings.retention_interval,
+        )
+        sweeper.start()
+        started.append(sweeper)
+    return started
 
 
 def create_app(settings: Settings | None = None, *, tracer_provider: Any = None) -> FastAPI:
@@ -109,6 +138,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             page_byte_budget=settings.page_byte_budget,
             limits=settings.limits(),
             fast_path=settings.pg_fast_path,
+            webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
         )
         stop_watching = observability.watch(
             engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
@@ -129,22 +159,12 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         if not app.state.store.commits_notified_by_database:
             app.state.store.watch_commits(notifications.committed)
         await notifications.start()
-        # Retention sweeps (CONTRACT.md 11.4), one replica at a time, when configured.
-        sweeper = None
-        policy = settings.retention_policy()
-        if settings.retention_interval is not None and not policy.keeps_everything:
-            store = app.state.store
-            sweeper = RetentionSweeper(
-                run_sweep=lambda stop: store.retention_sweep(policy, should_stop=stop),
-                exclusive=store.retention_exclusive,
-                interval=settings.retention_interval,
-            )
-            sweeper.start()
+        background = _start_background(settings, app.state.store)
         try:
             yield
         finally:
-            if sweeper is not None:
-                await asyncio.to_thread(sweeper.stop)
+            for task in background:
+                await asyncio.to_thread(task.stop)
             await notifications.stop()
             app.state.offload.close()
             stop_watching()
@@ -170,6 +190,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         transcripts.router,
         memory.router,
         tail.router,
+        wait.router,
+        webhooks.router,
         health.router,
         console_router,  # /console: HTML over the routes above, kept out of the document
     ):

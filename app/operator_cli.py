@@ -26,7 +26,16 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from runtime_store_client import HttpStore, Record, RunMeta, RunPage, Session, SessionPage
+    from runtime_store_client import (
+        HttpStore,
+        Record,
+        RunMeta,
+        RunPage,
+        Session,
+        SessionPage,
+        Webhook,
+        WebhookDelivery,
+    )
     from runtime_store_client.http import RecordTail
 
 # Building these commands (and their ``--help``) imports neither the client package (httpx,
@@ -46,6 +55,10 @@ sessions_cli = typer.Typer(
     help="Find, inspect, end, purge, export and import sessions (talks to a service)."
 )
 runs_cli = typer.Typer(help="Find runs and read their records (talks to a service).")
+webhooks_cli = typer.Typer(
+    help="Webhook subscriptions: create (secret shown once), list, delete; their "
+    "deliveries (talks to a service; admin token)."
+)
 
 Url = Annotated[
     str, typer.Option("--url", envvar="RUNTIME_STORE_URL", help="The service's base URL.")
@@ -631,3 +644,147 @@ def sessions_tail(
     drops; Ctrl-C stops."""
     with _service(url, token, deadline=_TAIL_RECONNECT_SECONDS) as store:
         _follow(store.tail_session_run_records(session_id, cursor), as_json)
+
+
+@runs_cli.command("wait")
+def runs_wait(
+    run_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    until: Annotated[
+        str, typer.Option(help="finished (completed, failed, canceled) or stopped (or suspended).")
+    ] = "finished",
+    timeout: Annotated[float, typer.Option(min=0, help="Seconds to wait at most.")] = 30.0,
+) -> None:
+    """Wait until a run finishes (or stops) and print its meta as JSON; exit 4 if it had not
+    by the timeout."""
+    if until not in ("finished", "stopped"):
+        raise _fail("--until must be finished or stopped", EXIT_USAGE)
+    from runtime_store_client import WaitUntil
+
+    wanted = WaitUntil(until)
+    with _service(url, token, deadline=timeout + 30) as store:
+        run = store.wait_for_run(run_id, wanted, timeout)
+    sys.stdout.write(json.dumps(run_json(run), ensure_ascii=False) + "\n")
+    if not wanted.reached(run.status):
+        raise typer.Exit(EXIT_WAIT_TIMEOUT)
+
+
+EXIT_WAIT_TIMEOUT: Final = 4
+
+
+# --- webhooks -----------------------------------------------------------------------------
+
+
+def webhook_json(webhook: Webhook) -> dict[str, Any]:
+    return {
+        "webhook_id": webhook.webhook_id,
+        "url": webhook.url,
+        "events": [event.value for event in webhook.events],
+        "created_at": _time(webhook.created_at),
+    }
+
+
+def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
+    return {
+        "event_id": delivery.event_id,
+        "type": delivery.type.value,
+        "status": delivery.status.value,
+        "attempts": delivery.attempts,
+        "last_status_code": delivery.last_status_code,
+        "next_attempt_at": delivery.next_attempt_at and _time(delivery.next_attempt_at),
+    }
+
+
+@webhooks_cli.command("create")
+def webhooks_create(
+    webhook_url: Annotated[str, typer.Argument(metavar="URL", help="Where events are POSTed.")],
+    event: Annotated[
+        list[str],
+        typer.Option(
+            "--event",
+            help="run.finished, run.suspended, session.ended or session.purged (repeatable).",
+        ),
+    ],
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+) -> None:
+    """Subscribe a URL to events; prints the subscription with its secret (shown once)."""
+    with _service(url, token) as store:
+        created = store.create_webhook(webhook_url, event)
+    sys.stdout.write(
+        json.dumps({**webhook_json(created), "secret": created.secret}, ensure_ascii=False) + "\n"
+    )
+
+
+@webhooks_cli.command("list")
+def webhooks_list(url: Url = DEFAULT_URL, token: Token = None, as_json: AsJson = False) -> None:
+    """Every subscription (secrets are never shown)."""
+    with _service(url, token) as store:
+        found = store.list_webhooks()
+    _print(
+        iter([found]),
+        as_json,
+        webhook_json,
+        ["WEBHOOK", "URL", "EVENTS", "CREATED"],
+        lambda hook: [
+            hook.webhook_id,
+            hook.url,
+            ",".join(event.value for event in hook.events),
+            _time(hook.created_at),
+        ],
+    )
+
+
+@webhooks_cli.command("delete")
+def webhooks_delete(webhook_id: str, url: Url = DEFAULT_URL, token: Token = None) -> None:
+    """Delete a subscription and its deliveries."""
+    with _service(url, token) as store:
+        store.delete_webhook(webhook_id)
+    typer.echo(f"webhook {webhook_id} deleted")
+
+
+@webhooks_cli.command("deliveries")
+def webhooks_deliveries(
+    webhook_id: str,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    status: Annotated[
+        list[str], typer.Option("--status", help="pending, delivered or failed (repeatable).")
+    ] = [],  # noqa: B006 - typer copies defaults
+    limit: Limit = 100,
+    cursor: Cursor = "",
+    everything: Everything = False,
+    as_json: AsJson = False,
+) -> None:
+    """A subscription's deliveries, in the order their events committed."""
+    with _service(url, token) as store:
+
+        def fetch(after: str) -> tuple[list[WebhookDelivery], str]:
+            page = store.list_webhook_deliveries(webhook_id, status, after, limit)
+            return page.deliveries, page.next_cursor
+
+        _print(
+            _pages(fetch, cursor, everything),
+            as_json,
+            delivery_json,
+            ["EVENT", "TYPE", "STATUS", "ATTEMPTS", "LAST CODE", "NEXT ATTEMPT"],
+            lambda d: [
+                d.event_id,
+                d.type.value,
+                d.status.value,
+                str(d.attempts),
+                "" if d.last_status_code is None else str(d.last_status_code),
+                _time(d.next_attempt_at),
+            ],
+        )
+
+
+@webhooks_cli.command("retry")
+def webhooks_retry(
+    webhook_id: str, event_id: str, url: Url = DEFAULT_URL, token: Token = None
+) -> None:
+    """Queue a failed delivery again."""
+    with _service(url, token) as store:
+        delivery = store.retry_webhook_delivery(webhook_id, event_id)
+    sys.stdout.write(json.dumps(delivery_json(delivery), ensure_ascii=False) + "\n")

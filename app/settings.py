@@ -77,7 +77,24 @@ class Settings(BaseSettings):
         "any other Host is refused (DNS rebinding). Ignored when tokens are on.",
     )
 
-    @field_validator("allowed_hosts", mode="before")
+    webhook_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Webhook URL hosts (names or addresses, comma-separated) that may "
+        "resolve to loopback, private, link-local or unspecified addresses; every other "
+        "host must resolve to public addresses only (CONTRACT.md 13.1).",
+    )
+    webhook_retry_hours: float = Field(
+        default=24.0,
+        gt=0,
+        description="Hours a webhook delivery is retried (backoff with jitter) before it "
+        "is marked failed; fractions allowed.",
+    )
+    webhook_dispatch: bool = Field(
+        default=True,
+        description="Run the webhook dispatcher in each worker of `serve`.",
+    )
+
+    @field_validator("allowed_hosts", "webhook_allowed_hosts", mode="before")
     @classmethod
     def _host_list(cls, value: object) -> object:
         if isinstance(value, str):

@@ -44,6 +44,7 @@ SERIAL_TESTS = (
     "tests/api/test_docs_browser.py",
     "tests/observability/test_serve.py",
     "tests/console/test_console_browser.py",
+    "tests/delivery/test_webhooks_live.py",
 )
 
 

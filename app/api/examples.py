@@ -215,6 +215,16 @@ TERMINAL: Final = {
     ),
 }
 
+#: A subscription (CONTRACT.md 13.1); the story runs with ``hooks.example.com`` on
+#: ``RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS``, so no name is resolved when it subscribes.
+WEBHOOK_HOST: Final = "hooks.example.com"
+CREATE_WEBHOOK: Final = {
+    "url": f"https://{WEBHOOK_HOST}/runtime-store",
+    "events": ["run.finished", "session.ended"],
+}
+#: The IDs the webhook routes' path examples name (the store makes the real ones).
+WEBHOOK_ID_EXAMPLE: Final = "wh_5f0c2a9e41b37d6c8e1f0a2b"
+EVENT_ID_EXAMPLE: Final = "evt_0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e"
 
 #: The example body of each request model, by its name in the document's schemas.
 BY_SCHEMA: Final[dict[str, dict[str, Any]]] = {
@@ -231,6 +241,7 @@ BY_SCHEMA: Final[dict[str, dict[str, Any]]] = {
     "CancellationRequest": CANCELLATION,
     "SuspensionRequest": SUSPENSION,
     "TerminalRequest": TERMINAL,
+    "CreateWebhookRequest": CREATE_WEBHOOK,
 }
 
 

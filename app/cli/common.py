@@ -12,7 +12,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from app.operator_cli import runs_cli, sessions_cli
+from app.operator_cli import runs_cli, sessions_cli, webhooks_cli
 
 # Plain help: typer's rich help shows every flag with a value type (``--json <bool>``).
 cli = typer.Typer(
@@ -31,6 +31,7 @@ cli.add_typer(tokens_cli, name="tokens")
 
 cli.add_typer(sessions_cli, name="sessions")
 cli.add_typer(runs_cli, name="runs")
+cli.add_typer(webhooks_cli, name="webhooks")
 
 
 retention_cli = typer.Typer(

@@ -35,6 +35,7 @@ SESSION_RECORDS: Final = "sr3"
 SESSION_RUNS: Final = "sn3"
 SESSIONS: Final = "ss1"
 RUNS: Final = "rs1"
+WEBHOOK_DELIVERIES: Final = "wd1"
 
 _NOT_ISSUED: Final = "cursor was not issued by this store"
 

@@ -142,6 +142,20 @@ STREAMS_REFUSED: Final = Counter(
     ["stream"],
 )
 
+# --- webhook delivery (CONTRACT.md 13.3) ----------------------------------------------
+
+WEBHOOK_DELIVERIES: Final = Counter(
+    "runtime_store_webhook_deliveries",
+    "Webhook delivery attempts by outcome: delivered (a 2xx), retried (another attempt "
+    "follows), failed (the retry window closed).",
+    ["outcome"],
+)
+WEBHOOK_OLDEST_PENDING: Final = Gauge(
+    "runtime_store_webhook_oldest_pending_seconds",
+    "Age of the oldest pending webhook delivery (0: none), as the live workers last saw it.",
+    multiprocess_mode="livemax",
+)
+
 # --- the build -------------------------------------------------------------------------
 
 BUILD_INFO: Final = Gauge(

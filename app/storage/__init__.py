@@ -15,16 +15,19 @@ from .tokens import Tokens
 from .transfer import FORMAT as EXPORT_FORMAT
 from .transfer import encode_line as encode_export_line
 from .unit_of_work import is_transient
+from .webhooks import Claimed, WebhookConfig
 
 __all__ = [
     "EXPORT_FORMAT",
     "Canceler",
+    "Claimed",
     "Notifications",
     "SqlStore",
     "StreamPage",
     "Subscription",
     "Sweep",
     "Tokens",
+    "WebhookConfig",
     "calling",
     "create_engine",
     "encode_export_line",

@@ -22,6 +22,7 @@ from runtime_store_client import (
     RepairOutcome,
     RepairResult,
     RunStatus,
+    WebhookEventType,
 )
 
 from . import fast_path
@@ -92,6 +93,7 @@ def _suspend(
         run, status=RunStatus.SUSPENDED, suspension_key=rec.event_key, terminal_key=rec.event_key
     )
     tx.add_checkpoint(run, checkpoint.id, bytes(checkpoint.data))
+    tx.add_event(WebhookEventType.RUN_SUSPENDED, session_id=run.session_id, run=run)
     return insert(tx, run, rec, session)
 
 
@@ -115,6 +117,7 @@ def _finish(
     if retried is not None:
         return result(retried, inserted=False, session=session)
     tx.change_run(run, status=status, terminal_key=rec.event_key)
+    tx.add_event(WebhookEventType.RUN_FINISHED, session_id=run.session_id, run=run)
     return insert(tx, run, rec, session)
 
 

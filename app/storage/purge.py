@@ -25,6 +25,7 @@ from runtime_store_client import (
     SessionActiveError,
     SessionHasActiveRunsError,
     SessionNotFoundError,
+    WebhookEventType,
 )
 
 from .context import Context
@@ -150,6 +151,7 @@ def _tombstone(tx: Tx, session_id: str, expected_records: int | None = None) -> 
         .values(status=SessionRowStatus.PURGED.value, purged_at_ms=tx.now_ms)
     )
     tx.purged.add(session_id)
+    tx.add_event(WebhookEventType.SESSION_PURGED, session_id=session_id)
     return True
 
 

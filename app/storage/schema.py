@@ -237,3 +237,65 @@ service_keys = sa.Table(
     sa.Column("secret", sa.LargeBinary(), nullable=False),
     sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
 )
+
+# --- webhooks (CONTRACT.md 13) ---------------------------------------------------------
+
+webhooks = sa.Table(
+    "webhooks",
+    metadata,
+    sa.Column("webhook_id", sa.Text(), primary_key=True),
+    sa.Column("url", sa.Text(), nullable=False),
+    # ``whsec_`` + base64: kept, since every delivery is signed with it; never answered
+    # again after its creation.
+    sa.Column("secret", sa.Text(), nullable=False),
+    # The event types as a JSON array, in the order the subscription named them.
+    sa.Column("events", sa.Text(), nullable=False),
+    sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
+)
+
+# Which subscriptions want which event type: the fan-out of a write is one index range.
+webhook_event_types = sa.Table(
+    "webhook_event_types",
+    metadata,
+    sa.Column("event_type", sa.Text(), primary_key=True),
+    sa.Column("webhook_id", sa.Text(), primary_key=True),
+)
+
+# The outbox: one row per event that at least one subscription wanted, written in the
+# transaction of the state change that caused it (its body is fixed then).
+webhook_events = sa.Table(
+    "webhook_events",
+    metadata,
+    sa.Column("event_id", sa.Text(), primary_key=True),
+    sa.Column("type", sa.Text(), nullable=False),
+    sa.Column("occurred_at_ms", sa.BigInteger(), nullable=False),
+    # The JSON body every delivery of the event sends, byte for byte.
+    sa.Column("body", sa.Text(), nullable=False),
+)
+
+# One delivery per (subscription, event), fanned out at write time. ``seq`` is drawn under
+# the lock that serialises the writers of the event's session (or sessionless run), so it
+# is the commit order within ``ordering``.
+webhook_deliveries = sa.Table(
+    "webhook_deliveries",
+    metadata,
+    sa.Column("seq", _BigId, primary_key=True, autoincrement=True),
+    sa.Column("webhook_id", sa.Text(), nullable=False),
+    sa.Column("event_id", sa.Text(), nullable=False),
+    sa.Column("type", sa.Text(), nullable=False),
+    # "session:<id>" or "run:<id>" (a sessionless run): deliveries in one ordering go out
+    # one after the other.
+    sa.Column("ordering", sa.Text(), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("last_status_code", sa.Integer(), nullable=True),
+    # Due time; while an attempt is in flight, the end of its lease.
+    sa.Column("next_attempt_at_ms", sa.BigInteger(), nullable=False),
+    # When the retry window began (creation, or a manual retry).
+    sa.Column("window_start_ms", sa.BigInteger(), nullable=False),
+    sa.UniqueConstraint("webhook_id", "event_id"),
+    sa.Index(None, "status", "next_attempt_at_ms"),
+    sa.Index(None, "webhook_id", "ordering", "seq"),
+    sa.Index(None, "webhook_id", "status", "seq"),
+    sa.Index(None, "event_id"),
+)

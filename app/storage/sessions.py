@@ -22,6 +22,7 @@ from runtime_store_client import (
     SessionEndedError,
     SessionNotFoundError,
     SessionStatus,
+    WebhookEventType,
 )
 
 from .context import Context
@@ -97,6 +98,7 @@ def end_session(ctx: Context, session_id: str, ended_at: datetime) -> Session:
             raise purged_error(session_id)
         if session.status is SessionRowStatus.ACTIVE:
             tx.change_session(session, status=SessionRowStatus.ENDED, ended_at_ms=ended_ms)
+            tx.add_event(WebhookEventType.SESSION_ENDED, session_id=session_id)
         return session_of(session)
 
     return ctx.uow.write(operation)

@@ -32,6 +32,7 @@ from runtime_store_client import (
     RunStatus,
     SessionPurgedError,
     StoreError,
+    WebhookEventType,
 )
 
 from . import fast_path
@@ -168,6 +169,8 @@ def _start_new(
         return run, started_result, None
     for name, value in starts.stopped(canceled).items():
         setattr(run, name, value)
+    # A run stopped at start is canceled: it gets its run.finished (13.1).
+    tx.add_event(WebhookEventType.RUN_FINISHED, session_id=run.session_id, run=run)
     return run, started_result, insert(tx, run, canceled, session)
 
 

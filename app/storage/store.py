@@ -23,6 +23,9 @@ from runtime_store_client import (
     AppendResult,
     Checkpoint,
     ChildRunStartResult,
+    CreatedWebhook,
+    DeliveryPage,
+    DeliveryStatus,
     MemoryEvent,
     OneShotChildRunStartResult,
     OneShotRunStartResult,
@@ -39,6 +42,8 @@ from runtime_store_client import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    Webhook,
+    WebhookDelivery,
 )
 from runtime_store_client.protocols import BinaryReader, BinaryWriter
 
@@ -55,17 +60,19 @@ from . import (
     sessions,
     starts,
     transfer,
+    webhooks,
 )
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
 from .records import StreamPage
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
+from .webhooks import Claimed, WebhookConfig
 
 
 class SqlStore:
     """The in-process store: implements ``Store``, ``SessionAdmin`` and ``MemoryStore``."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only settings
         self,
         engine: Engine,
         *,
@@ -76,11 +83,13 @@ class SqlStore:
         limits: Limits | None = None,
         purge_batch: int = DEFAULT_PURGE_BATCH,
         fast_path: bool = True,
+        webhooks: WebhookConfig | None = None,
     ) -> None:
         """``fast_path=False``: every PostgreSQL write takes the Python path, never the
         SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         self._clock = clock
+        self._webhooks = webhooks or WebhookConfig()
         self._ctx = Context(
             uow=uow,
             limits=limits or Limits(),
@@ -353,3 +362,50 @@ class SqlStore:
     def retention_exclusive(self) -> AbstractContextManager[bool]:
         """Whether this process may sweep now (one replica at a time), held for the block."""
         return self._ctx.uow.dialect.exclusive(self._ctx.uow.engine, retention.LOCK_NAME)
+
+    # --- webhooks (13) ----------------------------------------------------------------
+
+    @property
+    def webhook_config(self) -> WebhookConfig:
+        """What subscriptions and deliveries may reach (the allow list, the resolver)."""
+        return self._webhooks
+
+    def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook:
+        """A new subscription; its secret is shown in this answer only (13.1)."""
+        return webhooks.create_webhook(self._ctx, self._webhooks, url, events)
+
+    def list_webhooks(self) -> list[Webhook]:
+        """Every subscription, without secrets (13.1)."""
+        return webhooks.list_webhooks(self._ctx)
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Delete a subscription and its deliveries (13.1)."""
+        webhooks.delete_webhook(self._ctx, webhook_id)
+
+    def list_webhook_deliveries(
+        self,
+        webhook_id: str,
+        statuses: Sequence[str] = (),
+        cursor: str = "",
+        limit: int = 100,
+    ) -> DeliveryPage:
+        """A subscription's deliveries in commit order, keyset-paged (13.3)."""
+        return webhooks.list_deliveries(self._ctx, webhook_id, statuses, cursor, limit)
+
+    def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery:
+        """Queue a failed delivery again (13.3)."""
+        return webhooks.retry_delivery(self._ctx, webhook_id, event_id)
+
+    def claim_webhook_deliveries(self, limit: int, lease_ms: int) -> list[Claimed]:
+        """The dispatcher's next due deliveries, leased to it."""
+        return webhooks.claim(self._ctx, limit, lease_ms)
+
+    def record_webhook_attempt(
+        self, claimed: Claimed, status_code: int | None, retry_seconds: float
+    ) -> DeliveryStatus:
+        """One attempt's outcome."""
+        return webhooks.record_attempt(self._ctx, claimed, status_code, retry_seconds)
+
+    def oldest_pending_webhook_ms(self) -> int | None:
+        """When the oldest pending delivery's window began (the metric's age)."""
+        return webhooks.oldest_pending_ms(self._ctx)

@@ -42,12 +42,14 @@ from runtime_store_client import (
     SessionPurgedError,
     StoreError,
     UnavailableError,
+    WebhookEventType,
 )
 
 from . import interrupts
 from . import statements as st
 from .dialects import Dialect, Writes, dialect_of
 from .engine import WRITE_OPTION
+from .outbox import PendingEvent, write_events
 from .rows import run_from_row, session_from_row, stored_record_from_row
 
 T = TypeVar("T")
@@ -119,6 +121,8 @@ class Tx:
     purged: set[str] = field(default_factory=set)
     #: (session_id, run_id) written by a one-statement write (``UnitOfWork.statement``).
     written: set[tuple[str, str]] = field(default_factory=set)
+    #: Webhook events of this transaction's state changes (the outbox, ``outbox.py``).
+    events: list[PendingEvent] = field(default_factory=list)
 
     # --- sessions ---------------------------------------------------------------------
 
@@ -273,6 +277,14 @@ class Tx:
             {"run_id": run.run_id, "checkpoint_id": checkpoint_id, "data": data}
         )
 
+    # --- the outbox ---------------------------------------------------------------------
+
+    def add_event(
+        self, event_type: WebhookEventType, *, session_id: str, run: RunState | None = None
+    ) -> None:
+        """Buffer the webhook event of a state change this transaction makes (13.2)."""
+        self.events.append(PendingEvent(event_type, session_id, run))
+
     # --- commit -----------------------------------------------------------------------
 
     def flush(self) -> None:
@@ -286,6 +298,8 @@ class Tx:
                 records=self.records,
             ),
         )
+        if self.events:
+            write_events(self.conn, self.now_ms, self.events)
 
     def changes(self) -> set[tuple[str, str]]:
         """(session_id or "", run_id or "") of what the commit wrote: the records' runs and

@@ -24,7 +24,13 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from app.api.examples import RUN, SESSION
+from app.api.examples import (
+    EVENT_ID_EXAMPLE,
+    RUN,
+    SESSION,
+    WEBHOOK_HOST,
+    WEBHOOK_ID_EXAMPLE,
+)
 from app.api.problems import PROBLEM_JSON, STATUS_OF
 from app.storage import upgrade_schema
 from tests.conftest import LiveServer, start_server, stop_server
@@ -40,6 +46,7 @@ WRITES: Final = (
     "append-run-record",
     "append-run-records",
     "append-memory-events",
+    "create-webhook",
 )
 READS: Final = (
     "list-sessions",
@@ -55,7 +62,20 @@ READS: Final = (
     "load-transcript",
     "load-memory",
 )
-ENDINGS: Final = ("record-run-cancellation", "record-run-terminal", "repair-run-terminal")
+ENDINGS: Final = (
+    "record-run-cancellation",
+    "record-run-terminal",
+    "repair-run-terminal",
+    "wait-for-run",
+)
+#: After the endings, on the story's subscription and its first event (the store makes
+#: both IDs: the path examples' IDs are renamed to them).
+WEBHOOKS: Final = (
+    "list-webhooks",
+    "list-webhook-deliveries",
+    "retry-webhook-delivery",
+    "delete-webhook",
+)
 #: Run again on a fresh run of the session: a suspension needs a running run.
 SUSPENDED_RUN: Final = f"{RUN}-suspended"
 SUSPENSION: Final = (
@@ -92,7 +112,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     directory = tmp_path_factory.mktemp("openapi-examples")
     url = f"sqlite:///{directory / 'examples.db'}"
     upgrade_schema(url)
-    server = start_server(url, directory / "server.log")
+    server = start_server(
+        url, directory / "server.log", env={"RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS": WEBHOOK_HOST}
+    )
     try:
         with httpx.Client(base_url=server.base_url, timeout=10) as http:
             document = http.get("/openapi.json").json()
@@ -192,7 +214,7 @@ def assert_accepted(response: httpx.Response, operation_id: str) -> None:
 def story(live: Live) -> dict[str, httpx.Response]:
     """Every operation sent with its examples; the last answer of each, by operation."""
     answers: dict[str, httpx.Response] = {}
-    known = {*WRITES, *READS, *ENDINGS, *SUSPENSION, *PURGE}
+    known = {*WRITES, *READS, *ENDINGS, *SUSPENSION, *PURGE, *WEBHOOKS}
     unknown = sorted(set(live.operations) - known)
     suspended = {RUN: SUSPENDED_RUN}
     purged = {SESSION: PURGED_SESSION}
@@ -213,6 +235,17 @@ def story(live: Live) -> dict[str, httpx.Response]:
             continue  # test_every_request_body_has_an_example names it
         assert_accepted(response, operation_id)
         answers[operation_id] = response
+    if "create-webhook" in answers:
+        webhook_id = answers["create-webhook"].json()["webhook_id"]
+        deliveries = live.http.get(f"/v1/webhooks/{webhook_id}/deliveries").json()
+        renames = {
+            WEBHOOK_ID_EXAMPLE: webhook_id,
+            EVENT_ID_EXAMPLE: deliveries["deliveries"][0]["event_id"],
+        }
+        for operation_id in WEBHOOKS:
+            response = send(live, operation_id, renames)
+            assert_accepted(response, operation_id)
+            answers[operation_id] = response
     return answers
 
 

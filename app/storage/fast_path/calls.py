@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from app.domain.commands import accepted_cancellation_reasons
 from app.domain.payloads import RunCompletedPayload
 from app.domain.validation import NewRecord, NewRun, labels_json
-from runtime_store_client import AppendResult, RunStatus, SessionStatus
+from runtime_store_client import AppendResult, RunStatus, SessionStatus, WebhookEventType
 
 from ..driver import DriverStatement
 from ..rows import NEW_RECORD_FIELDS, label_text, values_of
@@ -130,6 +130,7 @@ FINISH_RUN: Final = SqlFunction(
         ("cancellation_reasons", "text[]"),
         ("now_ms", "bigint"),
         *_RECORD_INPUTS,
+        ("event_type", "text"),
     ),
     ("outcome", "record_id", "session_status"),
     binary=("payload",),
@@ -259,5 +260,7 @@ def finish_run(
         labels=labels_json(payload.labels),
         cancellation_reasons=None if reasons is None else list(reasons),
         now_ms=tx.now_ms,
+        # Refused when a subscription wants it: the outbox row is the Python path's.
+        event_type=WebhookEventType.RUN_FINISHED.value,
     )
     return _one_record(tx, record, _FINISH_RUN.first(tx.conn, params))

@@ -1,7 +1,7 @@
 CREATE OR REPLACE FUNCTION runtime_store_finish_run(
     p_run_id text, p_status text, p_labels text, p_cancellation_reasons text[],
     p_now_ms bigint, p_event_key text, p_agent_id text, p_session_id text, p_turn_id text,
-    p_type text, p_payload bytea, p_timestamp_ms bigint,
+    p_type text, p_payload bytea, p_timestamp_ms bigint, p_event_type text,
     OUT outcome text, OUT record_id bigint, OUT session_status text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -55,6 +55,13 @@ BEGIN
         RETURN;
     END IF;
     IF run.status <> 'running' THEN
+        RETURN;
+    END IF;
+    -- A subscription wants this change's event (CONTRACT.md 13.2): the Python path writes
+    -- the change with its outbox rows. Read in this statement, so a subscription that
+    -- another replica committed first is never missed.
+    IF EXISTS (SELECT 1 FROM webhook_event_types
+                WHERE webhook_event_types.event_type = p_event_type) THEN
         RETURN;
     END IF;
     UPDATE runs

@@ -35,6 +35,7 @@ from .errors import (
     SessionPurgedError,
     StoreError,
     UnavailableError,
+    WebhookNotFoundError,
     error_class_for_code,
 )
 from .protocols import (
@@ -95,6 +96,9 @@ from .types import (
     CancellationReason,
     Checkpoint,
     ChildRunStartResult,
+    CreatedWebhook,
+    DeliveryPage,
+    DeliveryStatus,
     LifecycleRecordType,
     MemoryEvent,
     OneShotChildRunStartResult,
@@ -115,6 +119,10 @@ from .types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    WaitUntil,
+    Webhook,
+    WebhookDelivery,
+    WebhookEventType,
 )
 
 __all__ = [
@@ -210,6 +218,14 @@ __all__ = [
     "TranscriptRule",
     "TranscriptViolation",
     "UnavailableError",
+    "WebhookNotFoundError",
+    "WebhookEventType",
+    "DeliveryStatus",
+    "WaitUntil",
+    "Webhook",
+    "CreatedWebhook",
+    "WebhookDelivery",
+    "DeliveryPage",
     "bedrock_violations",
     "build_messages_from_run_log",
     "build_messages_from_run_log_async",

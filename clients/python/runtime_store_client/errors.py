@@ -149,6 +149,12 @@ class RecordNotFoundError(NotFoundError):
     default_code = "record_not_found"
 
 
+class WebhookNotFoundError(NotFoundError):
+    """No webhook subscription has that ID (CONTRACT.md 13.1)."""
+
+    default_code = "webhook_not_found"
+
+
 class SessionPurgedError(StoreError):
     default_code = "session_purged"
     default_status = 410
@@ -235,6 +241,7 @@ _BY_CODE: dict[str, type[StoreError]] = {
         RunNotFoundError,
         RunSuspensionNotFoundError,
         RecordNotFoundError,
+        WebhookNotFoundError,
         SessionPurgedError,
         SessionEndedError,
         SessionActiveError,

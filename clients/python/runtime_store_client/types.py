@@ -263,3 +263,73 @@ class Snapshot:
     agent_id: str
     run_id: str
     events: list[MemoryEvent] = field(default_factory=list)
+
+
+# --- delivery (CONTRACT.md 13) ----------------------------------------------------------
+
+
+class WebhookEventType(enum.StrEnum):
+    """What a webhook subscription may ask for (13.1)."""
+
+    #: A run became ``completed``, ``failed`` or ``canceled`` (a stopped start included).
+    RUN_FINISHED = "run.finished"
+    RUN_SUSPENDED = "run.suspended"
+    SESSION_ENDED = "session.ended"
+    SESSION_PURGED = "session.purged"
+
+
+class DeliveryStatus(enum.StrEnum):
+    """Where one event's delivery to one subscription stands (13.3)."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class WaitUntil(enum.StrEnum):
+    """What ``wait_for_run`` waits for (13.4): ``finished`` (completed, failed, canceled),
+    or ``stopped`` (those or suspended)."""
+
+    FINISHED = "finished"
+    STOPPED = "stopped"
+
+    def reached(self, status: RunStatus) -> bool:
+        if self is WaitUntil.FINISHED:
+            return status.is_finished
+        return status.is_terminal
+
+
+@dataclass(frozen=True, kw_only=True)
+class Webhook:
+    """A webhook subscription as listed (its secret is never shown again)."""
+
+    webhook_id: str
+    url: str
+    events: tuple[WebhookEventType, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreatedWebhook(Webhook):
+    """A new subscription, with its secret: ``whsec_`` + base64, shown this once."""
+
+    secret: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookDelivery:
+    """One event's delivery to one subscription."""
+
+    event_id: str
+    type: WebhookEventType
+    status: DeliveryStatus
+    attempts: int
+    last_status_code: int | None = None
+    #: When the next attempt is due; ``None`` once delivered or failed.
+    next_attempt_at: datetime | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeliveryPage:
+    deliveries: list[WebhookDelivery]
+    next_cursor: str = ""

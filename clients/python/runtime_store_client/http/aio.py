@@ -17,6 +17,8 @@ from ..types import (
     AppendResult,
     Checkpoint,
     ChildRunStartResult,
+    CreatedWebhook,
+    DeliveryPage,
     MemoryEvent,
     OneShotChildRunStartResult,
     OneShotRunStartResult,
@@ -32,9 +34,12 @@ from ..types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    WaitUntil,
+    Webhook,
+    WebhookDelivery,
 )
 from . import _calls as calls
-from . import _transfer
+from . import _transfer, _webhooks
 from ._convert import path_id, problem_error, session_path_id
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from ._tail import AsyncRecordTail, run_stream_path, session_stream_path
@@ -406,3 +411,42 @@ class AsyncHttpStore:
         """Recreate an exported session from a binary file in one transaction (11.4);
         never retried (see ``http/_transfer.py``)."""
         return await _transfer.import_session_async(self._client.get_async_httpx_client(), file)
+
+    # --- webhooks and waiting (13) --------------------------------------------------------
+
+    async def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook:
+        """Subscribe ``url`` to event types (13.1); the answer's ``secret`` is shown once."""
+        return await self._run(_webhooks.new_webhook(url, events))
+
+    async def list_webhooks(self) -> list[Webhook]:
+        """Every subscription, without secrets."""
+        return await self._run(_webhooks.webhooks())
+
+    async def delete_webhook(self, webhook_id: str) -> None:
+        """Delete a subscription (``WebhookNotFoundError`` if unknown)."""
+        await self._run(_webhooks.remove_webhook(webhook_id))
+
+    async def list_webhook_deliveries(
+        self, webhook_id: str, statuses: Sequence[str] = (), cursor: str = "", limit: int = 100
+    ) -> DeliveryPage:
+        """A page of a subscription's deliveries, in commit order (13.3)."""
+        return await self._run(_webhooks.deliveries(webhook_id, statuses, cursor, limit))
+
+    async def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery:
+        """Queue a failed delivery again (13.3)."""
+        return await self._run(_webhooks.retry_delivery(webhook_id, event_id))
+
+    async def wait_for_run(
+        self, run_id: str, until: WaitUntil | str = WaitUntil.FINISHED, timeout: float = 30.0
+    ) -> RunMeta:
+        """The run's meta once it reaches ``until`` (``finished``, or ``stopped``: also
+        suspended), waiting at most ``timeout`` seconds (13.4): a wait the server ended at
+        its own bound is asked again; at ``timeout`` the current meta is returned."""
+        _webhooks.check_wait(until, timeout)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            meta, timed_out = await self._run(
+                _webhooks.wait(run_id, until, deadline - asyncio.get_running_loop().time())
+            )
+            if not timed_out or asyncio.get_running_loop().time() >= deadline:
+                return meta

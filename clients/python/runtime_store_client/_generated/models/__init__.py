@@ -14,6 +14,10 @@ from .citation_body import CitationBody
 from .citation_location_body import CitationLocationBody
 from .citations_part_body import CitationsPartBody
 from .create_session_request import CreateSessionRequest
+from .create_webhook_request import CreateWebhookRequest
+from .created_webhook_body import CreatedWebhookBody
+from .delivery_page_body import DeliveryPageBody
+from .delivery_status import DeliveryStatus
 from .document_format import DocumentFormat
 from .document_location_body import DocumentLocationBody
 from .document_part_body import DocumentPartBody
@@ -62,6 +66,11 @@ from .tool_use_part_body_input import ToolUsePartBodyInput
 from .transcript_check import TranscriptCheck
 from .transcript_page_body import TranscriptPageBody
 from .transcript_violation_body import TranscriptViolationBody
+from .wait_until import WaitUntil
+from .webhook_body import WebhookBody
+from .webhook_delivery_body import WebhookDeliveryBody
+from .webhook_event_type import WebhookEventType
+from .webhook_list_body import WebhookListBody
 
 __all__ = (
     "AppendMemoryRequest",
@@ -77,7 +86,11 @@ __all__ = (
     "CitationBody",
     "CitationLocationBody",
     "CitationsPartBody",
+    "CreatedWebhookBody",
     "CreateSessionRequest",
+    "CreateWebhookRequest",
+    "DeliveryPageBody",
+    "DeliveryStatus",
     "DocumentFormat",
     "DocumentLocationBody",
     "DocumentPartBody",
@@ -126,4 +139,9 @@ __all__ = (
     "TranscriptCheck",
     "TranscriptPageBody",
     "TranscriptViolationBody",
+    "WaitUntil",
+    "WebhookBody",
+    "WebhookDeliveryBody",
+    "WebhookEventType",
+    "WebhookListBody",
 )

@@ -1,0 +1,252 @@
+"""Webhook rules (CONTRACT.md 13), as pure code: subscription input, the address check
+that refuses internal hosts (SSRF), the event body, the Standard Webhooks signature, and
+the retry schedule.
+
+Nothing here opens a connection: name resolution is handed in (``Resolve``), so the rules
+are proved on literals without touching the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import ipaddress
+import json
+import random
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import SplitResult, urlsplit
+
+from runtime_store_client import (
+    DeliveryStatus,
+    InvalidArgumentError,
+    RunMeta,
+    WebhookEventType,
+)
+from runtime_store_client.times import format_rfc3339
+
+from .text import check_plain_text
+from .times import from_millis
+
+#: Prefix of a subscription's secret (Standard Webhooks).
+SECRET_PREFIX: Final = "whsec_"
+#: Random bytes of a new secret (the contract asks for at least 24).
+SECRET_BYTES: Final = 32
+#: Longest URL a subscription may name.
+MAX_URL_CHARS: Final = 2048
+#: Seconds an answer may take; past them the attempt failed (13.3).
+ATTEMPT_TIMEOUT_SECONDS: Final = 10.0
+#: Backoff: the first retry after about this many seconds, doubling up to the cap.
+BACKOFF_FIRST_SECONDS: Final = 1.0
+BACKOFF_CAP_SECONDS: Final = 3600.0
+
+#: Resolves a host name (or literal) to the addresses a connection could reach.
+Resolve = Callable[[str], Sequence[str]]
+
+
+def new_secret() -> str:
+    """``whsec_`` + base64 of 32 random bytes."""
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode("ascii")
+
+
+def secret_key(secret: str) -> bytes:
+    """The HMAC key of a secret: its base64 part, decoded (as Standard Webhooks libraries
+    read it)."""
+    return base64.b64decode(secret.removeprefix(SECRET_PREFIX), validate=True)
+
+
+def sign(secret: str, event_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` header: ``v1,`` + base64 HMAC-SHA256 of
+    ``id.timestamp.body``."""
+    message = f"{event_id}.{timestamp}.".encode() + body
+    digest = hmac.new(secret_key(secret), message, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode("ascii")
+
+
+def event_types(values: Iterable[str]) -> tuple[WebhookEventType, ...]:
+    """The subscription's event types, in the order given, each once; at least one."""
+    found: list[WebhookEventType] = []
+    for value in values:
+        check_plain_text(value, "events")
+        try:
+            event_type = WebhookEventType(value)
+        except ValueError:
+            known = ", ".join(t.value for t in WebhookEventType)
+            raise InvalidArgumentError(f"unknown event type {value!r} (known: {known})") from None
+        if event_type not in found:
+            found.append(event_type)
+    if not found:
+        raise InvalidArgumentError("events must name at least one event type")
+    return tuple(found)
+
+
+def address_refused(address: str) -> bool:
+    """Whether a connection to ``address`` could reach something internal: loopback,
+    private, link-local (cloud metadata at 169.254.169.254 included), unspecified,
+    multicast, reserved or shared ranges (anything not globally routable), also behind an
+    IPv4-mapped IPv6 address."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return not ip.is_global or ip.is_multicast
+
+
+def normalized_host(host: str) -> str:
+    """A host as the allow list compares it: lower case, no brackets, no trailing dot."""
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A subscription URL, parsed."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+
+    def allowed(self, allowed_hosts: Iterable[str]) -> bool:
+        return self.host in {normalized_host(host) for host in allowed_hosts}
+
+
+def parse_url(url: str) -> Target:
+    """An ``http`` or ``https`` URL with a host and no credentials."""
+    check_plain_text(url, "url")
+    if len(url) > MAX_URL_CHARS or any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+        raise InvalidArgumentError("url must be an http or https URL without spaces")
+    try:
+        parts: SplitResult = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidArgumentError(f"url is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidArgumentError("url must be an http or https URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise InvalidArgumentError("url must not carry credentials")
+    default = 443 if parts.scheme == "https" else 80
+    return Target(
+        url=url, scheme=parts.scheme, host=normalized_host(parts.hostname), port=port or default
+    )
+
+
+def refused_addresses(target: Target, allowed_hosts: Iterable[str], resolve: Resolve) -> list[str]:
+    """The addresses of the target's host that must not be reached (empty: send). A host
+    on the allow list is never refused; a host that resolves to nothing is refused."""
+    if target.allowed(allowed_hosts):
+        return []
+    addresses = list(resolve(target.host))
+    if not addresses:
+        return [target.host]
+    return [address for address in addresses if address_refused(address)]
+
+
+def check_subscription_url(url: str, allowed_hosts: Iterable[str], resolve: Resolve) -> Target:
+    """A subscription's URL, refused (``invalid_argument``) when its host resolves to an
+    internal address and is not on ``RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS``."""
+    target = parse_url(url)
+    refused = refused_addresses(target, allowed_hosts, resolve)
+    if refused:
+        raise InvalidArgumentError(
+            f"url host {target.host!r} resolves to an address webhooks may not reach "
+            f"({', '.join(refused)}): loopback, private, link-local and unspecified hosts "
+            "need RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS"
+        )
+    return target
+
+
+def run_json(meta: RunMeta) -> dict[str, Any]:
+    """A run as ``GET /v1/runs/{run_id}`` answers it."""
+    return {
+        "run_id": meta.run_id,
+        "agent_id": meta.agent_id,
+        "session_id": meta.session_id,
+        "parent_run_id": meta.parent_run_id,
+        "status": meta.status.value,
+        "start_outcome": meta.start_outcome.value,
+        "started_at": format_rfc3339(meta.started_at),
+        "updated_at": format_rfc3339(meta.updated_at),
+        "labels": dict(meta.labels),
+        "cancellation_reason": meta.cancellation_reason,
+        "successor_run_id": meta.successor_run_id,
+    }
+
+
+def event_body(
+    event_id: str,
+    event_type: WebhookEventType,
+    occurred_at_ms: int,
+    run: RunMeta | None,
+    session_id: str,
+) -> str:
+    """The JSON body every delivery of one event sends (13.3)."""
+    return json.dumps(
+        {
+            "event_id": event_id,
+            "type": event_type.value,
+            "occurred_at": format_rfc3339(from_millis(occurred_at_ms)),
+            "run": None if run is None else run_json(run),
+            "session_id": session_id,
+        },
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def new_event_id() -> str:
+    return "evt_" + secrets.token_hex(16)
+
+
+def new_webhook_id() -> str:
+    return "wh_" + secrets.token_hex(12)
+
+
+def delivered(status_code: int | None) -> bool:
+    return status_code is not None and 200 <= status_code < 300
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptOutcome:
+    """What one attempt left: the delivery's status and, while pending, its next due
+    time (epoch ms)."""
+
+    status: DeliveryStatus
+    next_attempt_at_ms: int | None
+
+
+def after_attempt(
+    status_code: int | None,
+    *,
+    attempts: int,
+    now_ms: int,
+    window_start_ms: int,
+    retry_seconds: float,
+    rng: random.Random | None = None,
+) -> AttemptOutcome:
+    """Delivered on a 2xx; else retried with exponential backoff and jitter until the
+    retry window closes (one last attempt at its end), then failed. ``attempts`` counts
+    this one."""
+    if delivered(status_code):
+        return AttemptOutcome(DeliveryStatus.DELIVERED, None)
+    deadline_ms = window_start_ms + int(retry_seconds * 1000)
+    if now_ms >= deadline_ms:
+        return AttemptOutcome(DeliveryStatus.FAILED, None)
+    backoff = min(BACKOFF_CAP_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** max(0, attempts - 1))
+    jittered = backoff * (0.5 + 0.5 * (rng or random).random())
+    return AttemptOutcome(
+        DeliveryStatus.PENDING, min(deadline_ms, now_ms + max(1, int(jittered * 1000)))
+    )
+
+
+def check_secret(secret: str) -> None:
+    """A stored secret decodes (the store only keeps the ones it made)."""
+    try:
+        secret_key(secret)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidArgumentError("not a webhook secret") from exc
