@@ -1,5 +1,6 @@
 """The ``runtime-store`` command: serve, database administration, tokens, retention,
-OpenAPI export, and the operator's commands (``sessions``, ``runs``: app/operator_cli.py).
+OpenAPI export, and the operator's commands (``sessions``, ``runs``, ``webhooks``:
+app/operator_cli/).
 
 Building the command tree (and ``--help``) imports only typer and a few small modules:
 the settings, the storage layer (SQLAlchemy, Alembic), the app (FastAPI) and the client
