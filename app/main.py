@@ -33,6 +33,7 @@ from .api.routes import (
     record_reads,
     runs,
     sessions,
+    starts,
     tail,
     transcripts,
     transfer,
@@ -185,6 +186,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
     for router in (
         sessions.router,
         transfer.router,
+        starts.router,
         runs.router,
         record_reads.router,
         transcripts.router,
