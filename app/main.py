@@ -25,7 +25,8 @@ from .api.host_check import HostCheck, allowed_names
 from .api.live_tail import SharedReads, TailSettings
 from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
-from .api.problems import UnexpectedErrors, install_problem_handlers, problem_media_types
+from .api.problem_docs import problem_media_types
+from .api.problems import UnexpectedErrors, install_problem_handlers
 from .api.request_id import RequestIdMiddleware
 from .api.routes import (
     health,

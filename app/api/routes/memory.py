@@ -8,7 +8,7 @@ from fastapi import APIRouter, Header, Request, Response, status
 
 from app.api.auth import READ, WRITE
 from app.api.deps import AgentIdPath, RunIdPath, services
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import AppendMemoryRequest, SnapshotBody
 from runtime_store_client import EventConflictError, SessionPurgedError

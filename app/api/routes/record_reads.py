@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 from app.api.auth import READ
 from app.api.deps import RunIdPath, services
 from app.api.examples import RECORD_KEY_EXAMPLE, TRANSCRIPT_THROUGH_EXAMPLE
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import respond, respond_record_page
 from app.api.schemas import RecordBody, RecordPageBody
 from runtime_store_client import (

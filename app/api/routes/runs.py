@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import READ, WRITE
 from app.api.deps import CursorQuery, LimitQuery, RunIdPath, services
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import (
     respond,
     respond_append_result,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 
 from app.api.auth import ADMIN, READ
 from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, services
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import respond, respond_record_page
 from app.api.schemas import (
     CreateSessionRequest,

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.auth import WRITE
 from app.api.deps import services
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import (
     respond,
 )

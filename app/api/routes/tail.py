@@ -28,7 +28,7 @@ from sse_starlette import EventSourceResponse
 
 from app.api.auth import READ
 from app.api.deps import CursorQuery, OffloadDep, RunIdPath, SessionIdPath, StoreDep
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.storage import Notifications
 from runtime_store_client import (
     InvalidArgumentError,

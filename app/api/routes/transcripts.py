@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 
 from app.api.auth import READ
 from app.api.deps import CursorQuery, OffloadDep, RunIdPath, StoreDep
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.transcript_schemas import TranscriptPageBody
 from app.storage import SqlStore
 from runtime_store_client import (

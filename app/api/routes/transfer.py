@@ -33,7 +33,7 @@ from app.api.body_limit import IMPORT_ROUTE
 from app.api.deps import OffloadDep, SessionIdPath, StoreDep
 from app.api.media_types import NDJSON, refusal
 from app.api.offload import Offload
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import SessionBody
 from app.storage import EXPORT_FORMAT, encode_export_line

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import READ
 from app.api.deps import RunIdPath, services
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import RunMetaBody
 from app.observability.metrics import STREAMS_REFUSED

@@ -10,7 +10,7 @@ from fastapi import status as http_status
 from app.api.auth import ADMIN
 from app.api.deps import CursorQuery, ExactSegment, LimitQuery, services
 from app.api.examples import EVENT_ID_EXAMPLE, WEBHOOK_ID_EXAMPLE
-from app.api.problems import problems
+from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import (
     CreatedWebhookBody,
