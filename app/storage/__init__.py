@@ -5,6 +5,7 @@ module inside it (``lint-imports``), except the CLI's database commands.
 """
 
 from .engine import create_engine
+from .failures import is_transient
 from .interrupts import Canceler, calling
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
@@ -14,7 +15,6 @@ from .store import SqlStore
 from .tokens import Tokens
 from .transfer import FORMAT as EXPORT_FORMAT
 from .transfer import encode_line as encode_export_line
-from .unit_of_work import is_transient
 from .webhooks import Claimed, WebhookConfig
 
 __all__ = [

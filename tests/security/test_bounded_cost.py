@@ -262,7 +262,7 @@ def test_a_write_waiting_longer_than_the_read_timeout_still_succeeds(engine: Eng
 
 
 def test_postgresql_query_canceled_is_not_transient() -> None:
-    from app.storage.unit_of_work import is_transient
+    from app.storage.failures import is_transient
 
     class Canceled(Exception):
         sqlstate = "57014"

@@ -45,7 +45,7 @@ from runtime_store_client.protocols import BinaryReader
 from .. import interrupts
 from ..context import Context
 from ..engine import WRITE_OPTION
-from ..unit_of_work import is_transient
+from ..failures import is_transient
 from .reading import _lines, max_line_bytes
 from .replay import _Import
 from .sinks import _Direct, _Staged
