@@ -229,11 +229,14 @@ def start_server(
 
     One worker unless the test asks for more (``--workers`` in ``extra_args``, or
     ``RUNTIME_STORE_WORKERS`` in ``env``): on PostgreSQL ``serve`` would start one per
-    core, each importing the whole app, for tests that are not about workers."""
+    core, each importing the whole app, for tests that are not about workers. No webhook
+    dispatcher unless the test asks (``RUNTIME_STORE_WEBHOOK_DISPATCH=on``): its polls are
+    database reads, which tests that count reads (metrics, backpressure) would count too."""
     port = free_port()
     env = {
         **os.environ,
         "RUNTIME_STORE_WORKERS": "1",
+        "RUNTIME_STORE_WEBHOOK_DISPATCH": "off",
         **(env or {}),
         "RUNTIME_STORE_DATABASE_URL": database_url,
     }

@@ -43,6 +43,7 @@ from tests.delivery.receiver import Received, receiving
 ALL_EVENTS = [event.value for event in WebhookEventType]
 #: Loopback receivers need the allow list; a short retry window for the failure tests.
 ENV = {
+    "RUNTIME_STORE_WEBHOOK_DISPATCH": "on",
     "RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "RUNTIME_STORE_WEBHOOK_RETRY_HOURS": "0.002",
 }

@@ -90,10 +90,11 @@ class FuzzTarget:
         return operations
 
 
-#: The live tail's streams (CONTRACT.md 11.3) never end while their run is running: with a
-#: token they are not fuzzed (tests/tail covers what they refuse); without one they are,
-#: since the 401 comes before any streaming.
-STREAMS: Final = frozenset({"tail-run-records", "tail-session-run-records"})
+#: The live tail's streams (CONTRACT.md 11.3) never end while their run is running, and a
+#: wait (13.4) holds its answer up to its timeout: with a token they are not fuzzed
+#: (tests/tail and tests/delivery cover what they refuse); without one they are, since the
+#: 401 comes before any streaming or waiting.
+STREAMS: Final = frozenset({"tail-run-records", "tail-session-run-records", "wait-for-run"})
 
 
 @schemathesis.serializer("application/x-ndjson")
