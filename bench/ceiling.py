@@ -60,7 +60,7 @@ START_RUN = (
 #: autocommit.
 FINISH_RUN = (
     "SELECT outcome, record_id, session_status FROM runtime_store_finish_run("
-    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b, %s)"
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b, %s, %s)"
 )
 SELECT_MEMORY_BATCH = (
     "SELECT idempotency_key FROM memory_batches "
@@ -228,6 +228,7 @@ class CeilingStore:
             None,
             now_millis(),
             *_record_params(record),
+            "run.finished",  # the event a subscription would want (there is none: refused never)
         )
         if row is None or row[0] == "refused":
             raise RuntimeError(f"the ceiling finishes running runs or exact retries only: {row}")

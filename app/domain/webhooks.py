@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import enum
 import hashlib
 import hmac
 import ipaddress
 import json
 import random
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 from urllib.parse import SplitResult, urlsplit
 
@@ -161,21 +164,20 @@ def check_subscription_url(url: str, allowed_hosts: Iterable[str], resolve: Reso
     return target
 
 
+def _wire(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return format_rfc3339(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
 def run_json(meta: RunMeta) -> dict[str, Any]:
-    """A run as ``GET /v1/runs/{run_id}`` answers it."""
-    return {
-        "run_id": meta.run_id,
-        "agent_id": meta.agent_id,
-        "session_id": meta.session_id,
-        "parent_run_id": meta.parent_run_id,
-        "status": meta.status.value,
-        "start_outcome": meta.start_outcome.value,
-        "started_at": format_rfc3339(meta.started_at),
-        "updated_at": format_rfc3339(meta.updated_at),
-        "labels": dict(meta.labels),
-        "cancellation_reason": meta.cancellation_reason,
-        "successor_run_id": meta.successor_run_id,
-    }
+    """A run as ``GET /v1/runs/{run_id}`` answers it: every field of ``RunMeta``, in its
+    order, in the wire's spelling (a field added to ``RunMeta`` is in the event too)."""
+    return {field.name: _wire(getattr(meta, field.name)) for field in dataclasses.fields(meta)}
 
 
 def event_body(
