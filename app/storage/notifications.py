@@ -35,6 +35,8 @@ from typing import Final
 import psycopg
 from sqlalchemy.engine import Engine
 
+from .dialects import dialect_of
+
 log = logging.getLogger("runtime_store.tail")
 
 CHANNEL: Final = "runtime_store_records"
@@ -103,6 +105,9 @@ class Notifications:
         idle_seconds: float = 30.0,
     ) -> None:
         self._engine = engine
+        #: PostgreSQL's NOTIFY tells every worker what each commit wrote (a listener);
+        #: SQLite's commits of other processes are found by polling.
+        self._database_notifies = dialect_of(engine).notifies_commits
         self.max_streams = max_streams
         self.safety_seconds = safety_seconds
         self._poll_seconds = poll_seconds
@@ -158,7 +163,7 @@ class Notifications:
         (a database that does not answer: the stream's safety re-reads cover it). A
         subscriber awaits it between subscribing and its first read. SQLite's poller and
         this process's own commits need no wait."""
-        if self._task is None or self._engine.dialect.name != "postgresql":
+        if self._task is None or not self._database_notifies:
             return
         if self._listening.is_set() or self._failing.is_set():
             return
@@ -219,7 +224,7 @@ class Notifications:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        if self._engine.dialect.name == "postgresql":
+        if self._database_notifies:
             self._task = asyncio.create_task(self._listen_postgres(), name="tail-listener")
         else:
             self._task = asyncio.create_task(self._poll_sqlite(), name="tail-poller")
