@@ -4,6 +4,7 @@ short transaction (``_Staged``)."""
 
 from __future__ import annotations
 
+import abc
 import functools
 from collections.abc import Callable
 from typing import Any, Final
@@ -44,23 +45,24 @@ _TAKEN: Final = (
 _BULK: Final = (run_records, memory_events, memory_batches)
 
 
-class _Sink:
+class _Sink(abc.ABC):
     """Where an import's rows go, and how it reads the live tables meanwhile."""
 
+    @abc.abstractmethod
     def read(self, query: sa.Executable, params: dict[str, Any]) -> list[Any]:
-        raise NotImplementedError
+        """Rows of a query over the live tables."""
 
+    @abc.abstractmethod
     def claim_session(self, row: dict[str, Any]) -> None:
         """The session's row: the import's ID is taken (or, staged, about to be)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
         """Rows of a live table; ``IntegrityError`` when one repeats a unique key."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def publish(self, session_id: str, record_count: int) -> None:
         """Every row written and checked: make the session visible, whole."""
-        raise NotImplementedError
 
 
 class _Direct(_Sink):
