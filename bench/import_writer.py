@@ -1,0 +1,145 @@
+"""``python -m bench.import_writer``: how long an SQLite import holds the only writer.
+
+CONTRACT.md 2.10: a long write (an import) must not hold SQLite's one writer for its
+length. For each file size a session of 1 KB records (ten running runs) is written and
+exported from one SQLite file, then imported into a fresh one by ``SqlStore`` while a
+second thread of the same process appends one small record at a time to a run of another
+session there, back to back. Printed per size: the import's time, how long its publish
+transaction held the writer (``BEGIN IMMEDIATE`` to commit, timed around
+``_Staged.publish``), and the appends that overlapped the import: count, p50, p99 and the
+longest wait. The figures go to docs/performance.md, *An import and SQLite's writer*.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from app.storage import SqlStore, create_engine, upgrade_schema
+from app.storage.transfer import sinks
+from runtime_store_client import Record
+from tests.contract.builders import new_session, record, start_root
+
+from .report import percentile
+
+#: Payload bytes of every record of the imported session.
+RECORD_BYTES = 1024
+RUNS = 10
+
+
+@dataclass
+class Measured:
+    megabytes: float
+    records: int
+    import_s: float
+    publish_s: float
+    waits: list[float]
+
+
+def _store(path: Path) -> SqlStore:
+    url = f"sqlite:///{path}"
+    upgrade_schema(url)
+    return SqlStore(create_engine(url))
+
+
+def _session_file(workdir: Path, megabytes: int) -> tuple[bytes, int]:
+    """An exported session of about ``megabytes`` MB, and its record count."""
+    store = _store(workdir / f"source-{megabytes}.db")
+    session_id = new_session(store).id
+    payload = json.dumps({"text": "x" * (RECORD_BYTES - 12)}).encode()
+    per_run = megabytes * 1024 * 1024 // (RUNS * (RECORD_BYTES + 300))
+    for _ in range(RUNS):
+        run = start_root(store, session_id).run
+        for first in range(0, per_run, 1000):
+            batch: list[Record] = [
+                record(run, event_key=f"e{i}", payload=payload)
+                for i in range(first, min(per_run, first + 1000))
+            ]
+            store.append_run_records(run.run_id, batch)
+    out = io.BytesIO()
+    store.export_session(session_id, out)
+    return out.getvalue(), RUNS * (per_run + 1)
+
+
+def _timing_publish() -> Callable[[], float]:
+    """Time every ``_Staged.publish`` of this process; answers the last one's seconds."""
+    original = sinks._Staged.publish
+    last = [0.0]
+
+    def publish(self: Any, session_id: str, record_count: int) -> None:
+        began = time.perf_counter()
+        try:
+            original(self, session_id, record_count)
+        finally:
+            last[0] = time.perf_counter() - began
+
+    sinks._Staged.publish = publish  # type: ignore[method-assign]
+    return lambda: last[0]
+
+
+def measure(workdir: Path, megabytes: int, published: Callable[[], float]) -> Measured:
+    data, records = _session_file(workdir, megabytes)
+    store = _store(workdir / f"target-{megabytes}.db")
+    writer = start_root(store, new_session(store).id).run
+    done = threading.Event()
+    waits: list[float] = []
+
+    def append() -> None:
+        while not done.is_set():
+            began = time.perf_counter()
+            store.append_run_record(record(writer))
+            waits.append(time.perf_counter() - began)
+
+    thread = threading.Thread(target=append)
+    thread.start()
+    time.sleep(0.2)
+    overlapping = len(waits)
+    began = time.perf_counter()
+    try:
+        store.import_session(io.BytesIO(data))
+    finally:
+        took = time.perf_counter() - began
+        done.set()
+        thread.join()
+    return Measured(len(data) / 1e6, records, took, published(), waits[overlapping:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.import_writer", description=__doc__)
+    parser.add_argument("--sizes", default="20,70", help="file sizes in MB, comma-separated")
+    args = parser.parse_args(argv)
+    published = _timing_publish()
+    table = Table(title=f"SQLite import and a small append (load {os.getloadavg()[0]:.1f})")
+    for column in ("file", "records", "import", "publish holds the writer", "appends"):
+        table.add_column(column)
+    table.add_column("append p50 / p99 / max", justify="right")
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (int(s) for s in args.sizes.split(",")):
+            m = measure(Path(tmp), size, published)
+            ms = sorted(w * 1000 for w in m.waits)
+            table.add_row(
+                f"{m.megabytes:.0f} MB",
+                f"{m.records:,}",
+                f"{m.import_s:.1f} s",
+                f"{m.publish_s * 1000:.0f} ms",
+                f"{len(ms):,}",
+                f"{percentile(ms, 0.5):.1f} / {percentile(ms, 0.99):.1f} / {ms[-1]:.0f} ms",
+            )
+    Console().print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
