@@ -41,12 +41,18 @@ def accepted_cancellation_reasons(
     return (record_reason,)
 
 
+def labels_match(run_labels: str, payload: RunCompletedPayload) -> bool:
+    """Whether a ``run_completed`` carries the run's labels (3.10; ``run_labels`` is the
+    run's canonical label JSON)."""
+    return labels_json(payload.labels) == run_labels
+
+
 def check_terminal_against_run(
     run_labels: str, run_cancellation_reason: str, terminal: RunStatus, payload: RunCompletedPayload
 ) -> None:
     """The ``run_completed`` rules that need the run (3.10): its labels are the run's, and
     a canceled one carries the stored cancellation reason (``engine_canceled`` when none)."""
-    if labels_json(payload.labels) != run_labels:
+    if not labels_match(run_labels, payload):
         raise InvalidArgumentError("run_completed labels must equal the run's labels")
     accepted = accepted_cancellation_reasons(terminal, payload.cancellation_reason)
     if accepted is not None and run_cancellation_reason not in accepted:

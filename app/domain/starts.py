@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from app.domain.payloads import ChildRunLinkedPayload
 from app.domain.state import RunState, SessionState, StoredRecord
@@ -177,6 +177,36 @@ def moves_parent(predecessor: RunState, new: NewRun) -> bool:
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class LinkFacts:
+    """What a child continued under another parent repeats of its predecessor's link
+    (12.4): the link's tool name, tool call ID and child agent, and the agent that wrote
+    the link (its parent's)."""
+
+    tool_name: str
+    tool_call_id: str
+    child_agent_id: str
+    parent_agent_id: str
+
+    @classmethod
+    def of(cls, linked: ChildRunLinkedPayload, parent_agent_id: str) -> LinkFacts:
+        return cls(linked.tool_name, linked.tool_call_id, linked.child_agent_id, parent_agent_id)
+
+
+#: Each of ``LinkFacts``'s fields as the errors name it (the payload's keys, the record's).
+_LINK_FACT_NAMES: Final = ("ToolName", "ToolCallID", "ChildAgentID", "agent_id")
+
+
+def link_difference(original: LinkFacts, link: LinkFacts) -> tuple[str, str, str] | None:
+    """12.4: the first fact ``link`` does not repeat of ``original`` as ``(name,
+    original's, link's)``, or ``None`` when it repeats them all."""
+    pairs = zip(dataclasses.astuple(original), dataclasses.astuple(link), strict=True)
+    for name, (expected, actual) in zip(_LINK_FACT_NAMES, pairs, strict=True):
+        if actual != expected:
+            return name, expected, actual
+    return None
+
+
 def check_moved_parent(
     parent: RunState,
     new: NewRun,
@@ -196,20 +226,18 @@ def check_moved_parent(
             f"the predecessor of run {new.run_id!r} has no readable child_run_linked record",
             run_id=new.run_id,
         )
-    facts = (
-        ("ToolName", original_linked.tool_name, linked.tool_name),
-        ("ToolCallID", original_linked.tool_call_id, linked.tool_call_id),
-        ("ChildAgentID", original_linked.child_agent_id, linked.child_agent_id),
-        ("agent_id", original.record.agent_id, link.agent_id),
+    differs = link_difference(
+        LinkFacts.of(original_linked, original.record.agent_id),
+        LinkFacts.of(linked, link.agent_id),
     )
-    for name, expected, actual in facts:
-        if actual != expected:
-            raise RunConflictError(
-                f"a continuation under parent {parent.run_id!r} must repeat its "
-                f"predecessor's link: {name} {expected!r}, not {actual!r}",
-                run_id=new.run_id,
-                event_key=link.event_key,
-            )
+    if differs is not None:
+        name, expected, actual = differs
+        raise RunConflictError(
+            f"a continuation under parent {parent.run_id!r} must repeat its "
+            f"predecessor's link: {name} {expected!r}, not {actual!r}",
+            run_id=new.run_id,
+            event_key=link.event_key,
+        )
 
 
 def check_new_child_parent(parent: RunState, new: NewRun, stored_link: str | None) -> None:
@@ -246,11 +274,26 @@ def outcome(session: SessionState) -> RunStartOutcome:
     return RunStartOutcome.PROCEED
 
 
+#: The run fields of a start stopped by an ended session (3.3 step 5), but its key.
+_STOPPED: Final = {
+    "status": RunStatus.CANCELED,
+    "cancellation_reason": CancellationReason.SESSION_ENDED.value,
+}
+
+
 def stopped(canceled: NewRecord) -> dict[str, Any]:
     """The run fields of a start stopped by an ended session (3.3 step 5): canceled, for
     the reason ``session_ended``, its terminal key the canceled record's."""
-    return {
-        "status": RunStatus.CANCELED,
-        "cancellation_reason": CancellationReason.SESSION_ENDED.value,
-        "terminal_key": canceled.event_key,
-    }
+    return {**_STOPPED, "terminal_key": canceled.event_key}
+
+
+def stopped_differences(status: str, cancellation_reason: str) -> list[tuple[str, str, str]]:
+    """The fields of a run stored as a stopped start that are not what ``stopped`` writes,
+    each as ``(field, stored, stopped)``: ``status`` and ``cancellation_reason`` (values
+    as stored, so a row or a ``RunState`` may be asked)."""
+    stored = {"status": str(status), "cancellation_reason": cancellation_reason}
+    return [
+        (name, stored[name], str(value))
+        for name, value in _STOPPED.items()
+        if stored[name] != str(value)
+    ]

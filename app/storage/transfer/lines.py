@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from app.domain import validation as v
 from app.domain.limits import Limits
+from app.domain.starts import LinkFacts
 from app.domain.state import RunState, SessionState
 from runtime_store_client import (
     Checkpoint,
@@ -61,8 +62,8 @@ class _Run:
     matched: set[str] = field(default_factory=set)
     #: The continuation whose run_started named this run as its predecessor.
     continued_by: str = ""
-    #: A child's link: tool name, tool call ID, child agent, parent agent (12.4).
-    link: tuple[str, str, str, str] | None = None
+    #: A child's link, as a continuation under another parent must repeat it (12.4).
+    link: LinkFacts | None = None
 
     @property
     def run_id(self) -> str:

@@ -10,11 +10,15 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from app.domain import payloads
+from app.domain import starts as decide
 from app.domain import validation as v
+from app.domain.append import check_owner
 from app.domain.commands import check_terminal_against_run
 from runtime_store_client import (
     InvalidArgumentError,
     Record,
+    RunConflictError,
+    RunRecordOwnerMismatchError,
     RunStart,
     RunStartOutcome,
     RunStatus,
@@ -55,13 +59,12 @@ class RecordLines(ImportState):
         run = self.runs.get(rec.run_id)
         if run is None:
             raise InvalidArgumentError(f"record of run {rec.run_id!r}, which has no run line")
-        if (rec.agent_id, rec.session_id) != (run.state.agent_id, run.state.session_id):
+        try:
+            check_owner(run.state, rec)
+        except RunRecordOwnerMismatchError as exc:  # a broken line, not a refused write
             raise InvalidArgumentError(
-                f"record must carry agent {run.state.agent_id!r} and session "
-                f"{run.state.session_id!r} of run {run.run_id!r}",
-                run_id=run.run_id,
-                event_key=rec.event_key,
-            )
+                exc.message, run_id=run.run_id, event_key=rec.event_key
+            ) from None
         if record.id != str(run.count + 1):
             raise InvalidArgumentError(
                 f"record ID {record.id!r} of run {run.run_id!r}: the next ID is {run.count + 1}"
@@ -108,35 +111,50 @@ class RecordLines(ImportState):
         run.status = RunStatus.RUNNING
 
     def continuation(self, run: _Run, predecessor_id: str) -> None:
-        """3.13: the predecessor is a suspended run of the session, alike, naming this run."""
+        """3.13 and 12.4, decided as a start decides them (``app/domain/starts``) on the
+        predecessor as the file has replayed it so far; the predecessor's line must name
+        this run as its successor."""
         predecessor = self.runs.get(predecessor_id)
         if predecessor is None:
             raise InvalidArgumentError(
                 f"run {run.run_id!r} continues run {predecessor_id!r}, which has no run line"
             )
-        facts: list[tuple[str, object, object]] = [
-            ("status", predecessor.status and predecessor.status.value, RunStatus.SUSPENDED.value),
-            ("agent_id", predecessor.state.agent_id, run.state.agent_id),
-            ("successor_run_id", predecessor.state.successor_run_id, run.run_id),
-        ]
-        if predecessor.state.parent_run_id and run.state.parent_run_id:
-            # 12.4: a child may continue under another parent with the predecessor's link.
-            facts.append(("link", predecessor.link, run.link))
-        else:
-            facts.append(
-                ("parent_run_id", predecessor.state.parent_run_id, run.state.parent_run_id)
-            )
-        for name, actual, expected in facts:
-            if actual != expected:
-                raise InvalidArgumentError(
-                    f"predecessor {predecessor_id!r} of run {run.run_id!r} has {name} "
-                    f"{actual!r} at this point, the continuation needs {expected!r}"
-                )
-        if predecessor.continued_by:
+        if predecessor.state.successor_run_id != run.run_id:
             raise InvalidArgumentError(
-                f"run {predecessor_id!r} is continued twice: {predecessor.continued_by!r}"
+                f"predecessor {predecessor_id!r} of run {run.run_id!r} remembers successor "
+                f"{predecessor.state.successor_run_id!r}"
             )
+        if predecessor.status is None:
+            raise InvalidArgumentError(
+                f"predecessor {predecessor_id!r} of run {run.run_id!r} has not started at "
+                "this point of the file"
+            )
+        replayed = dataclasses.replace(
+            predecessor.state,
+            status=predecessor.status,
+            successor_run_id=predecessor.continued_by,
+        )
+        try:
+            decide.continuation(replayed, run.new)
+            if decide.moves_parent(replayed, run.new):
+                self.moved_link(predecessor, run)
+        except RunConflictError as exc:  # a broken file, not a refused start
+            raise InvalidArgumentError(f"{exc.message} at this point of the file") from None
         predecessor.continued_by = run.run_id
+
+    @staticmethod
+    def moved_link(predecessor: _Run, run: _Run) -> None:
+        """12.4: a child continued under another parent repeats its predecessor's link."""
+        # Both links were replayed before the run_started that names the predecessor.
+        assert predecessor.link is not None
+        assert run.link is not None
+        differs = decide.link_difference(predecessor.link, run.link)
+        if differs is not None:
+            name, expected, actual = differs
+            raise RunConflictError(
+                f"a continuation under parent {run.state.parent_run_id!r} must repeat its "
+                f"predecessor's link: {name} {expected!r}, not {actual!r}"
+            )
 
     def linked(self, parent: _Run, record: Record, rec: v.NewRecord) -> None:
         parent.require_running("child_run_linked")
@@ -151,7 +169,7 @@ class RecordLines(ImportState):
             raise InvalidArgumentError(f"a second child_run_linked for run {child_id!r}")
         v.check_link_record(record, child.new)
         linked = payloads.decode_child_run_linked(rec.payload)
-        child.link = (linked.tool_name, linked.tool_call_id, linked.child_agent_id, rec.agent_id)
+        child.link = decide.LinkFacts.of(linked, rec.agent_id)
         child.expect_key("parent_link_key", rec.event_key)
 
     def cancellation(self, run: _Run, record: Record, rec: v.NewRecord) -> None:

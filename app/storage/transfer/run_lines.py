@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.domain import starts as decide
 from app.domain import validation as v
-from app.domain.state import RunState, SessionRowStatus
+from app.domain.state import RunState
 from runtime_store_client import (
     InvalidArgumentError,
     RunStart,
@@ -108,9 +109,9 @@ class RunLines(ImportState):
         assert self.session is not None
         if state.start_outcome is not RunStartOutcome.STOP:
             return
-        if self.session.status is not SessionRowStatus.ENDED:
+        if decide.outcome(self.session) is not RunStartOutcome.STOP:
             raise InvalidArgumentError("a stopped start needs an ended session")
-        if state.status is not RunStatus.CANCELED or state.cancellation_reason != "session_ended":
-            raise InvalidArgumentError(
-                "a stopped start is canceled with cancellation_reason 'session_ended'"
-            )
+        differences = decide.stopped_differences(state.status, state.cancellation_reason)
+        if differences:
+            name, stored, stopped = differences[0]
+            raise InvalidArgumentError(f"a stopped start has {name} {stopped!r}, not {stored!r}")

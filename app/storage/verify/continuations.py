@@ -13,6 +13,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 
 from app.domain.payloads import RUN_STARTED, decode_child_run_linked, decode_run_started
+from app.domain.starts import LinkFacts, link_difference
 from runtime_store_client import RunStatus
 
 from ..schema import run_records, runs
@@ -91,11 +92,13 @@ def _moved_parent(run: RunFacts, predecessor: Any) -> Iterator[str]:
         linked, _ = decoded(decode_child_run_linked, link.payload)
         if linked is None:
             return  # ... or an unreadable one
-        facts.append((linked.tool_name, linked.tool_call_id, linked.child_agent_id, link.agent_id))
-    if facts[0] != facts[1]:
+        facts.append(LinkFacts.of(linked, link.agent_id))
+    differs = link_difference(facts[0], facts[1])
+    if differs is not None:
+        name, expected, actual = differs
         yield (
-            f"continuation under parent {row.parent_run_id!r} has link facts {facts[1]!r}, its "
-            f"predecessor's {facts[0]!r} (tool name, tool call ID, child agent, parent agent)"
+            f"continuation under parent {row.parent_run_id!r} does not repeat its "
+            f"predecessor's link: {name} {expected!r}, not {actual!r}"
         )
 
 

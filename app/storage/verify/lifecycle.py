@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
+from app.domain.commands import accepted_cancellation_reasons, labels_match
 from app.domain.payloads import (
     CANCELLATION_INTENT,
     CHILD_RUN_LINKED,
@@ -21,7 +22,7 @@ from app.domain.payloads import (
     decode_cancellation_intent,
     decode_run_suspended,
 )
-from app.domain.validation import labels_json
+from app.domain.starts import stopped_differences
 from runtime_store_client import CancellationReason, RunStartOutcome, RunStatus
 
 from .facts import RunChecks, RunFacts, decoded
@@ -98,7 +99,7 @@ def _finished(run: RunFacts, status: str) -> Iterator[str]:
                 f"run_completed {row.terminal_key!r} says status "
                 f"{completed.status!r}/{completed.phase!r}, the run is {status}"
             )
-        if labels_json(completed.labels) != row.labels:
+        if not labels_match(row.labels, completed):
             yield f"run_completed {row.terminal_key!r} labels differ from the run's"
 
 
@@ -132,10 +133,8 @@ def stopped_start(run: RunFacts) -> Iterator[str]:
     row, stats = run.row, run.stats
     if row.start_outcome != RunStartOutcome.STOP.value:
         return
-    if row.status != RunStatus.CANCELED.value:
-        yield f"status is {row.status}, not canceled"
-    if row.cancellation_reason != CancellationReason.SESSION_ENDED.value:
-        yield f"cancellation_reason is {row.cancellation_reason!r}"
+    for name, stored, stopped in stopped_differences(row.status, row.cancellation_reason):
+        yield f"{name} is {stored!r}, not {stopped!r}"
     if stats.n != 2 or not stats.started_first or stats.second_type != RUN_COMPLETED:
         yield (
             f"{stats.n} records, not exactly [run_started, run_completed] "
@@ -165,20 +164,17 @@ def cancellation_provenance(run: RunFacts) -> Iterator[str]:
     reason: str = row.cancellation_reason
     if reason:
         yield from _intent(run, reason)
-        expected = reason
     else:
         yield from _no_intent(
             run, "no cancellation reason, yet {n} intent records and cancellation_key {key!r}"
         )
-        expected = CancellationReason.ENGINE_CANCELED.value
     # Only a canceled run_completed carries a reason; a mismatched status is terminal's.
     completed = run.completed
-    if (
-        row.status == RunStatus.CANCELED.value
-        and completed is not None
-        and completed.run_status == RunStatus.CANCELED.value
-        and completed.cancellation_reason != expected
-    ):
+    if row.status != RunStatus.CANCELED.value or completed is None:
+        return
+    accepted = accepted_cancellation_reasons(completed.run_status, completed.cancellation_reason)
+    if accepted is not None and reason not in accepted:
+        expected = reason or CancellationReason.ENGINE_CANCELED.value
         yield f"run_completed reason {completed.cancellation_reason!r}, expected {expected!r}"
 
 

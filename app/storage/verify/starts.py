@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Final
 
 from app.domain.payloads import RUN_STARTED, decode_run_started
-from app.domain.validation import REQUEST_DIGEST_BYTES
-from runtime_store_client import RunStartKind, RunStartOutcome
+from app.domain.validation import check_request_digest
+from runtime_store_client import InvalidArgumentError, RunStartKind, RunStartOutcome
 
 from .facts import RunChecks, RunFacts, decoded
 from .report import START_FACTS
@@ -23,9 +23,10 @@ def request_digest(run: RunFacts) -> Iterator[str]:
     digest = run.row.request_digest
     if digest is None:
         return
-    digest = bytes(digest)
-    if len(digest) != REQUEST_DIGEST_BYTES or not any(digest):
-        yield f"request digest of {len(digest)} bytes is not 32 bytes, not all zero"
+    try:
+        check_request_digest(bytes(digest))
+    except InvalidArgumentError as exc:
+        yield exc.message
     if run.row.start_kind != RunStartKind.ENGINE.value:
         yield f"a {run.row.start_kind} run carries a request digest"
 
