@@ -20,9 +20,14 @@ from tests.conftest import wipe
 from tests.contract.builders import (
     T0,
     canceled_record,
+    checkpoint,
+    link_record,
+    new_session,
     record,
     run_start,
+    start_root,
     started_record,
+    suspended_record,
     terminal_record,
 )
 from tests.lifecycle.conftest import target_of
@@ -137,3 +142,32 @@ def test_memory_appends_kept_without_a_digest_move_too(
     imported.import_session(io.BytesIO(first))
 
     assert exported(imported, world.session_id) == first
+
+
+def test_a_child_continued_under_its_own_parent_with_a_new_tool_call_moves(
+    request: pytest.FixtureRequest, engine: Engine
+) -> None:
+    """The replay admits a continuation by the starts' own rule (12.4 compares the link
+    only when the parent changes), so what a start accepted, an import accepts."""
+    store = SqlStore(engine)
+    session_id = new_session(store).id
+    parent = start_root(store, session_id).run
+    first = run_start(session_id=session_id, parent_run_id=parent.run_id, agent_id="agent-c")
+    store.start_child_run(
+        first, link_record(parent, first), started_record(first), canceled_record(first)
+    )
+    store.record_run_suspension(first.run_id, checkpoint(), suspended_record(first))
+    second = run_start(
+        session_id=session_id,
+        parent_run_id=parent.run_id,
+        agent_id="agent-c",
+        predecessor_run_id=first.run_id,
+    )
+    link = link_record(parent, second, tool_call_id="call-2")
+    store.start_child_run(second, link, started_record(second), canceled_record(second))
+    data = exported(store, session_id)
+    imported = SqlStore(target_of(request, "sqlite"))
+
+    imported.import_session(io.BytesIO(data))
+
+    assert exported(imported, session_id) == data
