@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import Claimed, SqlStore, WebhookConfig
-from app.storage.schema import webhook_deliveries, webhook_events
+from app.storage.schema import webhook_deliveries, webhook_events, webhooks
 from app.webhook_dispatcher import WebhookDispatcher
 from runtime_store_client import DeliveryStatus, WebhookNotFoundError
 from tests.contract.builders import T0, new_session
@@ -154,3 +154,23 @@ def test_the_dispatcher_prunes_what_it_delivered(engine: Engine) -> None:
         assert _rows(engine) == ([], set())
         assert store.list_webhook_deliveries(hook).deliveries == []
         assert len(receiver.received) == 1
+
+
+def test_a_pending_delivery_of_a_deleted_subscription_is_pruned(engine: Engine) -> None:
+    """A writer that read the subscriber before a concurrent delete committed leaves a
+    pending delivery of a subscription that no longer exists: nothing would ever send it."""
+    clock = Clock()
+    store = _store(engine, clock)
+    kept = store.create_webhook(UNUSED_URL, ["session.ended"]).webhook_id
+    gone = store.create_webhook(UNUSED_URL, ["session.ended"]).webhook_id
+    store.end_session(new_session(store).id, T0)
+    with engine.begin() as conn:  # what the race leaves: the subscription row gone alone
+        conn.execute(webhooks.delete().where(webhooks.c.webhook_id == gone))
+    pruned = store.prune_webhook_deliveries(KEEP_MS)
+    assert pruned is not None
+    assert (pruned.deliveries, pruned.events) == (1, 0)  # the event still has `kept`'s
+    (delivery,) = store.list_webhook_deliveries(kept).deliveries
+    assert delivery.status is DeliveryStatus.PENDING
+    deliveries, events = _rows(engine)
+    assert deliveries == [(delivery.event_id, "pending")]
+    assert events == {delivery.event_id}

@@ -3,10 +3,11 @@
 A delivery that was ``delivered`` or ``failed`` longer ago than the retention (its
 ``next_attempt_at_ms`` is the time it settled) is deleted, and with it its event once no
 delivery of it remains (an event fanned out to two subscriptions stays while either
-delivery is pending or recent). Pending deliveries are never deleted: an event is never
-lost (13.3), however long its receiver is down. What goes is what 13.3 only shows:
-``GET …/deliveries`` lists the recent deliveries, and a failed one can be queued again
-(``…/retry``) until it is pruned.
+delivery is pending or recent). Pending deliveries are never deleted, however long
+their receiver is down, so an event is never lost (13.3); the one exception is a pending
+delivery whose subscription no longer exists, which no one will ever send. What goes is
+what 13.3 only shows: ``GET …/deliveries`` lists the recent deliveries, and a failed one
+can be queued again (``…/retry``) until it is pruned.
 
 Deletes go in transactions of ``BATCH`` deliveries, each reading one status's range of
 the ``(status, next_attempt_at_ms)`` index; the ``DELETE`` repeats both conditions, so a
@@ -28,7 +29,7 @@ from runtime_store_client import DeliveryStatus
 
 from ..context import Context
 from ..deletion import execute, timed
-from ..schema import webhook_deliveries, webhook_events
+from ..schema import webhook_deliveries, webhook_events, webhooks
 from ..unit_of_work import Tx
 
 #: Deliveries deleted per transaction.
@@ -46,16 +47,28 @@ class Pruned:
     events: int = 0
 
 
-def _batch(tx: Tx, status: DeliveryStatus, cutoff_ms: int, batch: int) -> tuple[bool, int, int]:
-    """Up to ``batch`` deliveries of ``status`` settled before ``cutoff_ms``, and their
-    events left without a delivery: whether more may remain, and what went."""
-    old = sa.and_(
+def _settled_before(status: DeliveryStatus, cutoff_ms: int) -> sa.ColumnElement[bool]:
+    return sa.and_(
         webhook_deliveries.c.status == status.value,
         webhook_deliveries.c.next_attempt_at_ms < cutoff_ms,
     )
+
+
+#: Pending deliveries of a subscription that no longer exists: an event written while its
+#: subscription was being deleted (the writer read the subscriber before the delete
+#: committed). They can never be sent; the delete means they never will (13.1).
+_ORPHANED: Final = sa.and_(
+    webhook_deliveries.c.status == DeliveryStatus.PENDING.value,
+    ~sa.exists().where(webhooks.c.webhook_id == webhook_deliveries.c.webhook_id),
+)
+
+
+def _batch(tx: Tx, where: sa.ColumnElement[bool], batch: int) -> tuple[bool, int, int]:
+    """Up to ``batch`` deliveries matching ``where``, and their events left without a
+    delivery: whether more may remain, and what went."""
     rows = tx.conn.execute(
         sa.select(webhook_deliveries.c.seq, webhook_deliveries.c.event_id)
-        .where(old)
+        .where(where)
         .order_by(webhook_deliveries.c.next_attempt_at_ms)
         .limit(batch)
     ).all()
@@ -63,7 +76,7 @@ def _batch(tx: Tx, status: DeliveryStatus, cutoff_ms: int, batch: int) -> tuple[
         return False, 0, 0
     seqs = [row.seq for row in rows]
     deliveries = execute(
-        webhook_deliveries.delete().where(webhook_deliveries.c.seq.in_(seqs), old), tx
+        webhook_deliveries.delete().where(webhook_deliveries.c.seq.in_(seqs), where), tx
     )
     events = execute(
         webhook_events.delete().where(
@@ -82,16 +95,18 @@ def prune(
     batch: int = BATCH,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> Pruned | None:
-    """Delete settled deliveries older than ``cutoff_ms`` and their orphaned events;
-    ``None`` when another process is pruning."""
+    """Delete settled deliveries older than ``cutoff_ms``, pending ones of deleted
+    subscriptions, and the events left without a delivery; ``None`` when another process
+    is pruning."""
     with ctx.uow.dialect.exclusive(ctx.uow.engine, LOCK_NAME) as mine:
         if not mine:
             return None
         done = Pruned()
-        for status in SETTLED:
+        wheres = [_settled_before(status, cutoff_ms) for status in SETTLED] + [_ORPHANED]
+        for where in wheres:
             while not should_stop():
                 more, deliveries, events = timed(
-                    ctx, functools.partial(_batch, status=status, cutoff_ms=cutoff_ms, batch=batch)
+                    ctx, functools.partial(_batch, where=where, batch=batch)
                 )
                 done.deliveries += deliveries
                 done.events += events
