@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
+from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 
+from app.settings import Settings
 from app.storage import Claimed, SqlStore, WebhookConfig
 from app.storage.schema import webhook_deliveries, webhook_events, webhooks
 from app.webhook_dispatcher import WebhookDispatcher
@@ -174,3 +177,14 @@ def test_a_pending_delivery_of_a_deleted_subscription_is_pruned(engine: Engine) 
     deliveries, events = _rows(engine)
     assert deliveries == [(delivery.event_id, "pending")]
     assert events == {delivery.event_id}
+
+
+def test_the_retention_is_an_age_of_three_days_unless_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().webhook_delivery_retention == timedelta(days=3)
+    monkeypatch.setenv("RUNTIME_STORE_WEBHOOK_DELIVERY_RETENTION", "12h")
+    assert Settings().webhook_delivery_retention == timedelta(hours=12)
+    monkeypatch.setenv("RUNTIME_STORE_WEBHOOK_DELIVERY_RETENTION", "0s")
+    with pytest.raises(ValidationError):
+        Settings()
