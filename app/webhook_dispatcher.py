@@ -214,6 +214,16 @@ class WebhookDispatcher:
         except Exception:
             log.exception("webhook %s: attempt broke", claimed.event_id)
             status_code = None
+        outcome = self._store_outcome(claimed, status_code, lease_ends)
+        if outcome is not None:
+            WEBHOOK_DELIVERIES.labels(_OUTCOME_LABEL[outcome]).inc()
+
+    def _store_outcome(
+        self, claimed: Claimed, status_code: int | None, lease_ends: float
+    ) -> DeliveryStatus | None:
+        """The attempt's outcome, stored; ``None`` when it is not this attempt's to store
+        (its lease was lost) or the database stayed away until the lease ended (the
+        delivery is then claimed and sent again)."""
         backoff = Backoff(self.poll_seconds)
         while True:
             try:
@@ -222,19 +232,17 @@ class WebhookDispatcher:
                 )
             except Exception:
                 pause = backoff.failed(f"outcome of {claimed.event_id}")
-                if time.monotonic() + pause < lease_ends and not self._stop.wait(pause):
-                    continue
-                log.warning(
-                    "webhook %s: outcome not stored; sent again after its lease",
-                    claimed.event_id,
-                )
-                return
+                if time.monotonic() + pause >= lease_ends or self._stop.wait(pause):
+                    log.warning(
+                        "webhook %s: outcome not stored; sent again after its lease",
+                        claimed.event_id,
+                    )
+                    return None
+                continue
             backoff.succeeded(f"outcome of {claimed.event_id}")
-            break
-        if outcome is None:
-            log.info("webhook %s: lease lost; another attempt decides", claimed.event_id)
-            return
-        WEBHOOK_DELIVERIES.labels(_OUTCOME_LABEL[outcome]).inc()
+            if outcome is None:
+                log.info("webhook %s: lease lost; another attempt decides", claimed.event_id)
+            return outcome
 
     def _prune_loop(self) -> None:
         """Settled deliveries older than ``keep_settled_seconds``, every ``prune_seconds``

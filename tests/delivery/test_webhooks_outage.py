@@ -46,7 +46,7 @@ ENV = {
     "RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
 }
 #: Seconds the receiver takes to answer: attempts are in flight when the blows land.
-ANSWER_DELAY = 0.4
+ANSWER_DELAY = 0.8
 OUTAGE_SECONDS = 3.0
 
 #: (ordering, event type, run ID or "" for session events), in commit order.
