@@ -31,7 +31,7 @@ import sqlalchemy as sa
 
 from app.storage import SqlStore, WebhookConfig
 from app.storage.schema import webhook_deliveries, webhook_events
-from runtime_store_client import HttpStore, RunStart, RunStatus
+from runtime_store_client import HttpStore, RunStart, RunStatus, Store
 from tests.contract.builders import canceled_record, run_start, started_record, terminal_record
 
 from . import servers
@@ -71,13 +71,13 @@ def scale(config: Config) -> Scale:
     return Scale(waits=100, warmup_waits=5, calls=100, rounds=3)
 
 
-def _start(store: Any, session_id: str) -> RunStart:
+def _start(store: Store, session_id: str) -> RunStart:
     run = run_start(run_id=new_prefix("run"), agent_id=AGENT, session_id=session_id)
     store.start_root_run(run, started_record(run), canceled_record(run))
     return run
 
 
-def _finish(store: Any, run: RunStart) -> None:
+def _finish(store: Store, run: RunStart) -> None:
     store.record_run_terminal(
         run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
     )
@@ -117,7 +117,12 @@ def measure_wait(base_url: str, waits: int, warmup: int) -> WaitSamples:
             answered = time.monotonic()
             thread.join(40)
             response = answer.get("response")
-            if response is None or response.status_code != 200 or "Run-Wait" in response.headers:
+            if (
+                response is None
+                or response.status_code != 200
+                or "Run-Wait" in response.headers
+                or response.json()["status"] != RunStatus.COMPLETED.value
+            ):
                 raise RuntimeError(f"the wait for {run.run_id} did not answer the finish")
             if n >= warmup:
                 found.before_terminal.append(answer["at"] - sent)
