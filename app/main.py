@@ -93,7 +93,11 @@ def _start_background(
     at a time, when configured; webhook delivery (13.3), one dispatcher per worker."""
     started: list[RetentionSweeper | WebhookDispatcher] = []
     if settings.webhook_dispatch:
-        dispatcher = WebhookDispatcher(store, retry_hours=settings.webhook_retry_hours)
+        dispatcher = WebhookDispatcher(
+            store,
+            retry_hours=settings.webhook_retry_hours,
+            keep_settled_seconds=settings.webhook_delivery_retention.total_seconds(),
+        )
         dispatcher.start()
         started.append(dispatcher)
     policy = settings.retention_policy()

@@ -93,6 +93,17 @@ class Settings(BaseSettings):
         default=True,
         description="Run the webhook dispatcher in each worker of `serve`.",
     )
+    webhook_delivery_retention: timedelta = Field(
+        default=timedelta(days=3),
+        gt=timedelta(0),
+        description="Delete webhook deliveries delivered or failed longer ago than this "
+        "(3d, 12h…), and their events; pending ones are never deleted.",
+    )
+
+    @field_validator("webhook_delivery_retention", mode="before")
+    @classmethod
+    def _delivery_retention(cls, value: object) -> object:
+        return parse_duration(value) if isinstance(value, str) else value
 
     @field_validator("allowed_hosts", "webhook_allowed_hosts", mode="before")
     @classmethod

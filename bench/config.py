@@ -20,6 +20,7 @@ PARTS = (
     "console",
     "observability",
     "lifecycle",
+    "delivery",
 )
 #: Page size of every list operation.
 PAGE_SIZE = 100

@@ -18,6 +18,7 @@ from . import bulk, floor, servers
 from .ceiling import CeilingStore, connect
 from .config import Config
 from .console import console_targets, run_console
+from .delivery import delivery_targets, run_delivery
 from .drive import Measurement, drive_http, drive_threads
 from .lifecycle import lifecycle_targets, run_lifecycle
 from .machine import cpu_probe_ms, describe_machine
@@ -303,6 +304,9 @@ class Benchmark:
         rows = run_lifecycle(self.config, self.workdir, self.databases(), self.services, log)
         self.report.rows.extend(rows)
 
+    def delivery(self) -> None:
+        self.report.rows.extend(run_delivery(self.config, self.services, self.databases(), log))
+
     def memory(self) -> None:
         for name, service in self.services.items():
             for entry in service.peak_rss():
@@ -320,6 +324,7 @@ class Benchmark:
         self.report.targets += observability_targets(self.report.meta.get("observability", {}))
         self.report.targets += lifecycle_targets(self.report.rows)
         self.report.targets += console_targets(self.report.meta.get("console", {}))
+        self.report.targets += delivery_targets(self.report.rows)
 
 
 def run(config: Config, output: Path | None) -> tuple[Report, Path]:
@@ -349,6 +354,7 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
                     ("console", bench.console),
                     ("observability", bench.observability),
                     ("lifecycle", bench.lifecycle),
+                    ("delivery", bench.delivery),
                 ):
                     if part in config.parts:
                         measure()

@@ -65,6 +65,8 @@ from . import (
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
 from .records import StreamPage
+from .retention import deliveries
+from .retention.deliveries import Pruned
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 from .webhooks import Claimed, WebhookConfig
 
@@ -402,10 +404,22 @@ class SqlStore:
 
     def record_webhook_attempt(
         self, claimed: Claimed, status_code: int | None, retry_seconds: float
-    ) -> DeliveryStatus:
-        """One attempt's outcome."""
+    ) -> DeliveryStatus | None:
+        """One attempt's outcome (``None``: the lease was lost, another attempt decides)."""
         return webhooks.record_attempt(self._ctx, claimed, status_code, retry_seconds)
 
     def oldest_pending_webhook_ms(self) -> int | None:
         """When the oldest pending delivery's window began (the metric's age)."""
         return webhooks.oldest_pending_ms(self._ctx)
+
+    def prune_webhook_deliveries(
+        self,
+        older_than_ms: int,
+        should_stop: Callable[[], bool] = lambda: False,
+        *,
+        batch: int = deliveries.BATCH,
+    ) -> Pruned | None:
+        """Delete deliveries delivered or failed more than ``older_than_ms`` ago, and their
+        events once unused; never a pending one (``None``: another process prunes)."""
+        cutoff_ms = self._clock() - older_than_ms
+        return deliveries.prune(self._ctx, cutoff_ms, batch=batch, should_stop=should_stop)

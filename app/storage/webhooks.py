@@ -2,15 +2,21 @@
 
 Subscriptions are admin data: created (the secret answered once), listed, deleted with
 their deliveries. Events enter the outbox with the state changes that cause them
-(``outbox.py``); the dispatcher (``app/delivery``) claims due deliveries here, sends them
-outside any transaction, and records each attempt's outcome.
+(``outbox.py``); the dispatcher (``app/webhook_dispatcher.py``) claims due deliveries
+here, sends them outside any transaction, and records each attempt's outcome.
 
 A claim is one write transaction: it selects due pending deliveries whose ordering has no
 earlier pending one (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so replicas claim
 disjoint rows; SQLite's write lock does the same), and moves their due time to the end of
 a lease. A dispatcher that dies mid-attempt leaves the lease to expire: another claims
 the delivery again (at least once). Only one attempt per delivery is in flight, since a
-claimed row is not due again before its lease ends.
+claimed row is not due again before its lease ends. The lease's end is also its fencing
+token: an outcome is stored only while the row still carries it, so a dispatcher whose
+lease expired (and whose delivery another has claimed since) never overwrites the newer
+attempt's outcome.
+
+Once delivered or failed, a delivery's ``next_attempt_at_ms`` is the time it settled:
+retention (``retention/deliveries.py``) deletes settled deliveries by it.
 """
 
 from __future__ import annotations
@@ -254,6 +260,8 @@ class Claimed:
     body: str
     attempts: int
     window_start_ms: int
+    #: The lease's end, as stored in the row's ``next_attempt_at_ms``: the fencing token.
+    lease_until_ms: int
 
 
 #: Due pending deliveries with no earlier pending delivery of their ordering.
@@ -294,10 +302,11 @@ def claim(ctx: Context, limit: int, lease_ms: int) -> list[Claimed]:
         seqs = [row.seq for row in tx.conn.execute(_DUE, {"now_ms": tx.now_ms, "limit": limit})]
         if not seqs:
             return []
+        lease_until_ms = tx.now_ms + lease_ms
         tx.conn.execute(
             webhook_deliveries.update()
             .where(webhook_deliveries.c.seq.in_(seqs))
-            .values(next_attempt_at_ms=tx.now_ms + lease_ms)
+            .values(next_attempt_at_ms=lease_until_ms)
         )
         rows = tx.conn.execute(
             sa.select(
@@ -325,6 +334,7 @@ def claim(ctx: Context, limit: int, lease_ms: int) -> list[Claimed]:
                 body=row.body,
                 attempts=row.attempts,
                 window_start_ms=row.window_start_ms,
+                lease_until_ms=lease_until_ms,
             )
             for row in rows
         ]
@@ -337,10 +347,12 @@ def record_attempt(
     claimed: Claimed,
     status_code: int | None,
     retry_seconds: float,
-) -> DeliveryStatus:
-    """Store one attempt's outcome: delivered, pending again (backoff) or failed."""
+) -> DeliveryStatus | None:
+    """Store one attempt's outcome: delivered, pending again (backoff) or failed; ``None``
+    when the lease was lost (expired and claimed again, or the delivery deleted), so the
+    outcome is not this attempt's to store."""
 
-    def operation(tx: Tx) -> DeliveryStatus:
+    def operation(tx: Tx) -> DeliveryStatus | None:
         attempts = claimed.attempts + 1
         outcome = rules.after_attempt(
             status_code,
@@ -349,11 +361,12 @@ def record_attempt(
             window_start_ms=claimed.window_start_ms,
             retry_seconds=retry_seconds,
         )
-        tx.conn.execute(
+        stored = tx.conn.execute(
             webhook_deliveries.update()
             .where(
                 webhook_deliveries.c.seq == claimed.seq,
                 webhook_deliveries.c.status == DeliveryStatus.PENDING.value,
+                webhook_deliveries.c.next_attempt_at_ms == claimed.lease_until_ms,
             )
             .values(
                 status=outcome.status.value,
@@ -364,7 +377,7 @@ def record_attempt(
                 ),
             )
         )
-        return outcome.status
+        return outcome.status if stored.rowcount == 1 else None
 
     return ctx.uow.write(operation)
 

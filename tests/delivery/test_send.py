@@ -22,6 +22,7 @@ def _claimed(url: str) -> Claimed:
         body='{"event_id":"evt_1"}',
         attempts=0,
         window_start_ms=0,
+        lease_until_ms=0,
     )
 
 

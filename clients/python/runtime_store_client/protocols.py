@@ -13,6 +13,8 @@ from .types import (
     AppendResult,
     Checkpoint,
     ChildRunStartResult,
+    CreatedWebhook,
+    DeliveryPage,
     MemoryEvent,
     OneShotChildRunStartResult,
     OneShotRunStartResult,
@@ -29,6 +31,8 @@ from .types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    Webhook,
+    WebhookDelivery,
 )
 
 
@@ -296,3 +300,31 @@ class AsyncSessionTransfer(Protocol):
 
     async def export_session(self, session_id: str, file: BinaryWriter) -> None: ...
     async def import_session(self, file: BinaryReader) -> Session: ...
+
+
+@runtime_checkable
+class WebhookAdmin(Protocol):
+    """Webhook subscriptions and their deliveries (CONTRACT.md 13.1, 13.3): admin calls.
+    ``events`` and ``statuses`` take the enums' values (``WebhookEventType``,
+    ``DeliveryStatus``) or the enums themselves."""
+
+    def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook: ...
+    def list_webhooks(self) -> list[Webhook]: ...
+    def delete_webhook(self, webhook_id: str) -> None: ...
+    def list_webhook_deliveries(
+        self, webhook_id: str, statuses: Sequence[str] = (), cursor: str = "", limit: int = 100
+    ) -> DeliveryPage: ...
+    def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery: ...
+
+
+@runtime_checkable
+class AsyncWebhookAdmin(Protocol):
+    """Webhook subscriptions and their deliveries (CONTRACT.md 13.1, 13.3): admin calls."""
+
+    async def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook: ...
+    async def list_webhooks(self) -> list[Webhook]: ...
+    async def delete_webhook(self, webhook_id: str) -> None: ...
+    async def list_webhook_deliveries(
+        self, webhook_id: str, statuses: Sequence[str] = (), cursor: str = "", limit: int = 100
+    ) -> DeliveryPage: ...
+    async def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery: ...
