@@ -10,6 +10,15 @@ from .interrupts import Canceler, calling
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
 from .records import StreamPage
+from .replicas import (
+    CONNECT_TIMEOUT_SECONDS as REPLICA_CONNECT_TIMEOUT_SECONDS,
+)
+from .replicas import (
+    RequestPositions,
+    format_position,
+    parse_position,
+    request_positions,
+)
 from .retention import Sweep
 from .store import SqlStore
 from .tokens import Tokens
@@ -21,7 +30,9 @@ __all__ = [
     "EXPORT_FORMAT",
     "Canceler",
     "Claimed",
+    "REPLICA_CONNECT_TIMEOUT_SECONDS",
     "Notifications",
+    "RequestPositions",
     "SqlStore",
     "StreamPage",
     "Subscription",
@@ -31,7 +42,10 @@ __all__ = [
     "calling",
     "create_engine",
     "encode_export_line",
+    "format_position",
     "is_transient",
+    "parse_position",
     "readiness",
+    "request_positions",
     "upgrade_schema",
 ]
