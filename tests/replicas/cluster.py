@@ -10,6 +10,7 @@ As root, the servers run as the ``postgres`` user, as PostgreSQL requires.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -63,7 +64,9 @@ class StreamingPair:
         command = [str(self.binaries / program), *args]
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(
+            command, check=False, capture_output=True, text=True, timeout=timeout
+        )
         if result.returncode != 0:
             raise RuntimeError(f"{program} failed: {result.stdout}\n{result.stderr}")
 
@@ -73,7 +76,6 @@ class StreamingPair:
             "listen_addresses": "'127.0.0.1'",
             "unix_socket_directories": f"'{self.root}'",
             "fsync": "off",
-            "synchronous_commit": "off",
             "full_page_writes": "off",
             "shared_buffers": "32MB",
             "max_connections": "100",
@@ -128,10 +130,8 @@ class StreamingPair:
     def remove(self) -> None:
         for data_dir in (self.standby_dir, self.primary_dir):
             if (data_dir / "postmaster.pid").exists():
-                try:
+                with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
                     self._pg_ctl(data_dir, "stop", "-m", "immediate")
-                except (RuntimeError, subprocess.TimeoutExpired):
-                    pass
         shutil.rmtree(self.root, ignore_errors=True)
 
     # --- databases ----------------------------------------------------------------------

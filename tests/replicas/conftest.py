@@ -7,25 +7,14 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from app.storage import upgrade_schema
 from tests.conftest import LiveServer, start_server, stop_server
 
-from .cluster import StreamingPair, server_binaries, start_pair
-
-
-@pytest.fixture(scope="session")
-def streaming_pair() -> Iterator[StreamingPair]:
-    binaries = server_binaries()
-    if binaries is None:
-        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
-            pytest.fail("PostgreSQL's server binaries (initdb, pg_ctl) are required")
-        pytest.skip("PostgreSQL's server binaries (initdb, pg_ctl) are not installed")
-    pair = start_pair(binaries)
-    yield pair
-    pair.remove()
+from .cluster import StreamingPair
 
 
 @dataclass
@@ -50,7 +39,7 @@ def start_replicated(
     pair.catch_up()
     server = start_server(
         pair.primary_url(database),
-        __import__("pathlib").Path(log_dir) / f"{database}.log",
+        Path(log_dir) / f"{database}.log",
         env={"RUNTIME_STORE_READ_DATABASE_URLS": pair.standby_url(database), **env},
     )
     return ReplicatedService(pair, database, server)
