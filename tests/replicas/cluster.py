@@ -154,18 +154,17 @@ class StreamingPair:
             engine.dispose()
 
     def primary_position(self) -> int:
-        return int(self._scalar(self.primary_url(), "pg_current_wal_lsn()"))
+        return self._scalar(self.primary_url(), "pg_current_wal_lsn()")
 
     def replayed(self) -> int:
-        return int(self._scalar(self.standby_url(), "pg_last_wal_replay_lsn()"))
+        return self._scalar(self.standby_url(), "pg_last_wal_replay_lsn()")
 
-    def _scalar(self, url: str, function: str) -> object:
+    def _scalar(self, url: str, function: str) -> int:
         engine = self.admin(url)
         try:
             with engine.connect() as conn:
-                return conn.execute(
-                    sa.text(f"SELECT ({function} - '0/0'::pg_lsn)::bigint")
-                ).scalar()
+                value = conn.execute(sa.text(f"SELECT ({function} - '0/0'::pg_lsn)::bigint"))
+                return int(value.scalar_one())
         finally:
             engine.dispose()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import httpx
@@ -69,31 +70,29 @@ def _pages(read: Callable[[str], Any], items: str) -> list[Any]:
 def view(store: Any, sessions: list[str], runs: list[tuple[str, str]]) -> list[object]:
     """Everything a reader can see of these sessions and (agent, run) pairs, by every
     read operation, failures as their codes (the lists paged two at a time)."""
+
+    def paged(list_call: Callable[..., Any], items: str, *args: str) -> Callable[[], object]:
+        return partial(_pages, lambda c: list_call(*args, cursor=c, limit=2), items)
+
     reads: list[Callable[[], object]] = [
-        lambda: _pages(lambda c: store.list_sessions(cursor=c, limit=2), "sessions"),
-        lambda: _pages(lambda c: store.search_runs(cursor=c, limit=2), "runs"),
+        paged(store.list_sessions, "sessions"),
+        paged(store.search_runs, "runs"),
     ]
     for session_id in sessions:
         reads += [
-            lambda s=session_id: store.load_session(s),
-            lambda s=session_id: store.load_session_status(s),
-            lambda s=session_id: _pages(
-                lambda c: store.list_session_runs(s, cursor=c, limit=2), "runs"
-            ),
-            lambda s=session_id: _pages(
-                lambda c: store.list_session_run_records(s, cursor=c, limit=2), "records"
-            ),
+            partial(store.load_session, session_id),
+            partial(store.load_session_status, session_id),
+            paged(store.list_session_runs, "runs", session_id),
+            paged(store.list_session_run_records, "records", session_id),
         ]
     for agent_id, run_id in runs:
         reads += [
-            lambda r=run_id: store.load_run(r),
-            lambda r=run_id: store.load_run_suspension(r),
-            lambda r=run_id: _pages(
-                lambda c: store.list_run_records(r, cursor=c, limit=2), "records"
-            ),
-            lambda r=run_id: store.list_run_transcript_records(r, "start"),
-            lambda r=run_id: store.load_run_record(r, "start"),
-            lambda a=agent_id, r=run_id: store.load_memory(a, r),
+            partial(store.load_run, run_id),
+            partial(store.load_run_suspension, run_id),
+            paged(store.list_run_records, "records", run_id),
+            partial(store.list_run_transcript_records, run_id, "start"),
+            partial(store.load_run_record, run_id, "start"),
+            partial(store.load_memory, agent_id, run_id),
         ]
     seen: list[object] = []
     for read in reads:
@@ -203,10 +202,8 @@ def test_a_read_directly_after_each_write_kind_sees_it_with_replay_paused(
                 ),
             ),
             ("end_session", lambda: client.end_session(session_id, at(50))),
-            (
-                "purge_session",
-                lambda: (client.export_session(session_id, buf), client.purge_session(session_id)),
-            ),
+            ("export_session", lambda: client.export_session(session_id, buf)),
+            ("purge_session", lambda: client.purge_session(session_id)),
             ("import_session", lambda: import_copy(client, buf.getvalue(), sessions, runs)),
         ]
         runs += [
