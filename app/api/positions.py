@@ -10,6 +10,12 @@ the database threads it calls see (they run in a copy of it):
   noted after the commit, or, for a write that went another way (an import, an exact
   retry answered without a transaction), the primary's position when the answer is sent,
   which is past its commit as well.
+
+A browser (the console) cannot send a header with a page load, so a write a browser made
+(it says ``Sec-Fetch-Site``, which scripts cannot forge and other clients do not send) also
+sets the position as a same-site cookie, which later requests of that browser carry like
+the header. A request made in process for another (the console's calls into the API)
+keeps the positions of the request it serves.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.storage import (
     RequestPositions,
     SqlStore,
+    current_positions,
     format_position,
     parse_position,
     request_positions,
@@ -37,6 +44,8 @@ log = logging.getLogger("runtime_store.positions")
 POSITION_HEADER: Final = "Runtime-Store-Position"
 MIN_POSITION_HEADER: Final = "Runtime-Store-Min-Position"
 _MIN_NAME: Final = MIN_POSITION_HEADER.lower().encode()
+#: The cookie a browser's writes set and its requests carry (module docstring).
+POSITION_COOKIE: Final = "runtime_store_position"
 _POSITION_NAME: Final = POSITION_HEADER.lower().encode()
 _READS: Final = frozenset({"GET", "HEAD"})
 #: Reads that follow the primary's wake-ups: the live tails and the waits.
@@ -53,9 +62,12 @@ class ReadYourWrites:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        values = [value for name, value in scope["headers"] if name == _MIN_NAME]
+        values = [v.decode("latin-1") for name, v in scope["headers"] if name == _MIN_NAME]
+        request = Request(scope)
+        cookie = request.cookies.get(POSITION_COOKIE)
+        browser = b"sec-fetch-site" in {name for name, _ in scope["headers"]}
         try:
-            min_position = max((parse_position(v.decode("latin-1")) for v in values), default=0)
+            min_position = max((parse_position(v) for v in values), default=0)
         except ValueError:
             response = problem_response(
                 Request(scope),
@@ -65,6 +77,11 @@ class ReadYourWrites:
             )
             await response(scope, receive, send)
             return
+        if cookie:
+            min_position = max(min_position, _position_or_zero(cookie))
+        outer = current_positions()
+        if outer is not None:  # an in-process call made for another request
+            min_position = max(min_position, outer.min_position)
         reading = scope["method"] in _READS
         path: str = scope["path"]
         positions = RequestPositions(
@@ -78,13 +95,27 @@ class ReadYourWrites:
             if start and not reading and 200 <= message["status"] < 300:
                 position = positions.written or await _position_now(store)
                 if position:
+                    text = format_position(position)
                     headers = list(message.get("headers", []))
-                    headers.append((_POSITION_NAME, format_position(position).encode()))
+                    headers.append((_POSITION_NAME, text.encode()))
+                    if browser:
+                        headers.append((b"set-cookie", _cookie(text)))
                     message["headers"] = headers
             await send(message)
 
         with request_positions(positions):
             await self.app(scope, receive, send_position)
+
+
+def _position_or_zero(text: str) -> int:
+    try:
+        return parse_position(text)
+    except ValueError:  # a stale or edited cookie only loses its routing
+        return 0
+
+
+def _cookie(position: str) -> bytes:
+    return f"{POSITION_COOKIE}={position}; Path=/; SameSite=Strict; HttpOnly".encode()
 
 
 async def _position_now(store: SqlStore) -> int:

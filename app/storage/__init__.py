@@ -19,6 +19,9 @@ from .replicas import (
     parse_position,
     request_positions,
 )
+from .replicas import (
+    current as current_positions,
+)
 from .retention import Sweep
 from .store import SqlStore
 from .tokens import Tokens
@@ -41,6 +44,7 @@ __all__ = [
     "WebhookConfig",
     "calling",
     "create_engine",
+    "current_positions",
     "encode_export_line",
     "format_position",
     "is_transient",

@@ -79,7 +79,8 @@ def make_client(
     hooks = dict(args.pop("event_hooks", {}))
     on_request: Any = positions.on_request_async if asynchronous else positions.on_request
     on_response: Any = positions.on_response_async if asynchronous else positions.on_response
-    hooks["request"] = [*hooks.get("request", []), on_request]
+    # The position first: the caller's own request hooks see the request as it is sent.
+    hooks["request"] = [on_request, *hooks.get("request", [])]
     # Positions first: a write's answer carries one even when the hook raises for it.
     hooks["response"] = [*hooks.get("response", []), on_response, hook]
     options: dict[str, Any] = {
