@@ -25,6 +25,7 @@ from .api.host_check import HostCheck, allowed_names
 from .api.live_tail import SharedReads, TailSettings
 from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
+from .api.positions import ReadYourWrites
 from .api.problem_docs import problem_media_types
 from .api.problems import UnexpectedErrors, install_problem_handlers
 from .api.request_id import RequestIdMiddleware
@@ -47,7 +48,14 @@ from .console import router as console_router
 from .observability.setup import Observability
 from .retention_sweeper import RetentionSweeper
 from .settings import Settings
-from .storage import Notifications, SqlStore, Tokens, WebhookConfig, create_engine
+from .storage import (
+    REPLICA_CONNECT_TIMEOUT_SECONDS,
+    Notifications,
+    SqlStore,
+    Tokens,
+    WebhookConfig,
+    create_engine,
+)
 from .webhook_dispatcher import WebhookDispatcher
 
 DESCRIPTION = """\
@@ -112,6 +120,29 @@ def _start_background(
     return started
 
 
+def _install_middleware(app: FastAPI, settings: Settings, observability: Observability) -> None:
+    """The problem handlers and the middleware stack, innermost first."""
+    install_problem_handlers(app)
+    # Innermost of the body bounds: scans a body BodySizeLimit has already bounded.
+    app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
+    app.add_middleware(CancelOnDisconnect)  # innermost: store calls end with their client
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_body_bytes,
+        streamed={IMPORT_ROUTE: settings.max_import_bytes},
+    )
+    app.add_middleware(ExactPath)  # routes on the raw path: %2F stays in its segment
+    if settings.read_database_urls:  # positions of writes, routing of reads (14)
+        app.add_middleware(ReadYourWrites)
+    app.add_middleware(UnexpectedErrors)
+    app.add_middleware(DocsSecurityHeaders)
+    if settings.token_key is None:  # open: loopback Hosts only (DNS rebinding)
+        app.add_middleware(HostCheck, allowed=allowed_names(settings.allowed_hosts))
+    observability.install(app)  # request metrics and the access line; server spans
+    app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(NoSniff)
+
+
 def create_app(settings: Settings | None = None, *, tracer_provider: Any = None) -> FastAPI:
     """Build the application; the engine lives as long as the app's lifespan.
 
@@ -134,6 +165,18 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             read_timeout_seconds=settings.read_timeout_seconds,
         )
         app.state.engine = engine
+        # Read replicas (CONTRACT.md 14): pools as large as the primary's, a short connect
+        # timeout so a replica that is down costs one read that long, then is left out.
+        read_engines = [
+            create_engine(
+                url,
+                pool_size=settings.db_pool_size,
+                max_overflow=DB_POOL_OVERFLOW,
+                read_timeout_seconds=settings.read_timeout_seconds,
+                connect_args={"connect_timeout": REPLICA_CONNECT_TIMEOUT_SECONDS},
+            )
+            for url in settings.read_database_urls
+        ]
         app.state.offload = Offload(settings.db_pool_size)
         app.state.transcript_bounds = TranscriptBounds(
             records=settings.max_transcript_records, payload_bytes=settings.max_transcript_bytes
@@ -145,6 +188,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             limits=settings.limits(),
             fast_path=settings.pg_fast_path,
             webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
+            read_engines=read_engines,
+            replica_max_lag_seconds=settings.replica_max_lag_seconds,
         )
         stop_watching = observability.watch(
             engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
@@ -175,6 +220,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             app.state.offload.close()
             stop_watching()
             engine.dispose()
+            for read_engine in read_engines:
+                read_engine.dispose()
 
     app = FastAPIOffline(
         title="runtime-store",
@@ -206,23 +253,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
     if settings.metrics:
         app.include_router(metrics_router)
     app.state.metrics_open_to_loopback = settings.metrics_open_to_loopback
-    install_problem_handlers(app)
-    # Innermost of the body bounds: scans a body BodySizeLimit has already bounded.
-    app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
-    app.add_middleware(CancelOnDisconnect)  # innermost: store calls end with their client
-    app.add_middleware(
-        BodySizeLimit,
-        max_bytes=settings.max_body_bytes,
-        streamed={IMPORT_ROUTE: settings.max_import_bytes},
-    )
-    app.add_middleware(ExactPath)  # routes on the raw path: %2F stays in its segment
-    app.add_middleware(UnexpectedErrors)
-    app.add_middleware(DocsSecurityHeaders)
-    if settings.token_key is None:  # open: loopback Hosts only (DNS rebinding)
-        app.add_middleware(HostCheck, allowed=allowed_names(settings.allowed_hosts))
-    observability.install(app)  # request metrics and the access line; server spans
-    app.add_middleware(RequestIdMiddleware)
-    app.add_middleware(NoSniff)
+    _install_middleware(app, settings, observability)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.database_url import canonical_database_url
@@ -31,6 +31,18 @@ class Settings(BaseSettings):
         default=10,
         gt=0,
         description="Database connections per worker process, and as many database threads.",
+    )
+    read_database_urls: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="PostgreSQL streaming replicas of the database, comma-separated URLs, "
+        "that may serve reads (read-your-writes through Runtime-Store-Position; "
+        "docs/scaling.md). Empty: the database serves everything.",
+    )
+    replica_max_lag_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description="A read that carries no position may be served by a replica that has "
+        "replayed everything the primary had this many seconds ago.",
     )
     pg_fast_path: bool = Field(
         default=True,
@@ -105,7 +117,7 @@ class Settings(BaseSettings):
     def _delivery_retention(cls, value: object) -> object:
         return parse_duration(value) if isinstance(value, str) else value
 
-    @field_validator("allowed_hosts", "webhook_allowed_hosts", mode="before")
+    @field_validator("allowed_hosts", "webhook_allowed_hosts", "read_database_urls", mode="before")
     @classmethod
     def _host_list(cls, value: object) -> object:
         if isinstance(value, str):
@@ -154,6 +166,17 @@ class Settings(BaseSettings):
     @classmethod
     def _normalize(cls, value: str) -> str:
         return canonical_database_url(value)
+
+    @model_validator(mode="after")
+    def _replicas_of_postgres(self) -> Settings:
+        self.read_database_urls = [canonical_database_url(url) for url in self.read_database_urls]
+        for url in (self.database_url, *self.read_database_urls):
+            if self.read_database_urls and not url.startswith(("postgresql", "postgres")):
+                raise ValueError(
+                    "RUNTIME_STORE_READ_DATABASE_URLS: read replicas are PostgreSQL "
+                    "streaming replicas of a PostgreSQL database"
+                )
+        return self
 
     # The live tail (CONTRACT.md 11.3).
     max_streams: int = Field(

@@ -109,7 +109,12 @@ class Service:
 
 
 def start_service(
-    name: str, database_url: str, log_dir: Path, workers: int = 0, timeout: float = 60
+    name: str,
+    database_url: str,
+    log_dir: Path,
+    workers: int = 0,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
 ) -> Service:
     """Start ``runtime-store serve`` on a free loopback port; wait until every worker runs."""
     port = free_port()
@@ -117,7 +122,7 @@ def start_service(
     command = [*_serve_command(), "--host", "127.0.0.1", "--port", str(port)]
     if workers > 0:
         command += ["--workers", str(workers)]
-    env = {**os.environ, "RUNTIME_STORE_DATABASE_URL": database_url}
+    env = {**os.environ, **(env or {}), "RUNTIME_STORE_DATABASE_URL": database_url}
     for variable in ("RUNTIME_STORE_WORKERS", "RUNTIME_STORE_NO_MIGRATE", "RUNTIME_STORE_PORT"):
         env.pop(variable, None)
     with log_path.open("wb") as log:

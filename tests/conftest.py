@@ -28,6 +28,7 @@ from app.storage import SqlStore, create_engine, upgrade_schema
 from app.storage.schema import metadata, service_keys
 from runtime_store_client import HttpStore
 from tests.contract.builders import Backend
+from tests.replicas.cluster import StreamingPair, server_binaries, start_pair
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -48,10 +49,36 @@ SERIAL_TESTS = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: Contract modules of read operations, run once more over a service with a read replica
+#: (the ``http-postgres-replica`` backend); the replica tests themselves are tests/replicas.
+REPLICA_READ_MODULES = tuple(
+    f"tests/contract/test_{name}.py"
+    for name in (
+        "cursors",
+        "memory",
+        "paging",
+        "record_by_key",
+        "search",
+        "sessions",
+        "transcript_prefix",
+    )
+)
+_REPLICA_BACKEND = "http-postgres-replica"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(SERIAL_TESTS):
             item.add_marker(pytest.mark.serial)
+    deselected = [
+        item
+        for item in items
+        if f"[{_REPLICA_BACKEND}" in item.nodeid
+        and not item.nodeid.startswith(REPLICA_READ_MODULES)
+    ]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item not in set(deselected)]
 
 
 def postgres_server_url() -> str:
@@ -133,15 +160,33 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     return eng
 
 
-@pytest.fixture(params=["sqlite", "postgres", "postgres-python", "http-sqlite", "http-postgres"])
+@pytest.fixture(
+    params=[
+        "sqlite",
+        "postgres",
+        "postgres-python",
+        "http-sqlite",
+        "http-postgres",
+        _REPLICA_BACKEND,
+    ]
+)
 def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
     """The store under test: the contract suite runs once per backend.
 
     ``sqlite`` and ``postgres`` are the in-process ``SqlStore``; ``postgres-python`` is
     ``SqlStore`` on PostgreSQL with its SQL fast path off (``RUNTIME_STORE_PG_FAST_PATH=off``:
     every write on the Python path); ``http-*`` is the real ``HttpStore`` talking to a live
-    ``runtime-store serve`` on that database.
+    ``runtime-store serve`` on that database; ``http-postgres-replica`` a live service on a
+    PostgreSQL primary with a hot standby serving reads (the read modules only).
     """
+    if request.param == _REPLICA_BACKEND:
+        pair: StreamingPair = request.getfixturevalue("streaming_pair")
+        wipe(request.getfixturevalue("replica_primary_engine"))
+        pair.catch_up()
+        replicated: LiveServer = request.getfixturevalue("replica_server")
+        with HttpStore(replicated.base_url) as http_store:
+            yield http_store
+        return
     database = request.param.removeprefix("http-").removesuffix("-observed").removesuffix("-python")
     engine: Engine = request.getfixturevalue(f"{database}_engine")
     wipe(engine)
@@ -284,6 +329,53 @@ def postgres_server(
     postgres_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     server = start_server(postgres_url, tmp_path_factory.mktemp("logs") / "postgres-server.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def streaming_pair() -> Iterator[StreamingPair]:
+    """A PostgreSQL primary and its hot standby, made for this test session."""
+    binaries = server_binaries()
+    if binaries is None:
+        if _postgres_required():
+            pytest.fail("PostgreSQL's server binaries (initdb, pg_basebackup) are required")
+        pytest.skip("PostgreSQL's server binaries (initdb, pg_basebackup) are not installed")
+    pair = start_pair(binaries)
+    yield pair
+    pair.remove()
+
+
+@pytest.fixture(scope="session")
+def replica_primary_url(streaming_pair: StreamingPair) -> str:
+    name = f"rs_test_{uuid.uuid4().hex[:12]}"
+    streaming_pair.create_database(name)
+    url = streaming_pair.primary_url(name)
+    upgrade_schema(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def replica_primary_engine(replica_primary_url: str) -> Iterator[Engine]:
+    engine = create_engine(replica_primary_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def replica_server(
+    streaming_pair: StreamingPair,
+    replica_primary_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[LiveServer]:
+    """A live service on the pair's primary whose reads the standby may serve."""
+    streaming_pair.catch_up()
+    database = make_url(replica_primary_url).database or ""
+    server = start_server(
+        replica_primary_url,
+        tmp_path_factory.mktemp("logs") / "replica-server.log",
+        env={"RUNTIME_STORE_READ_DATABASE_URLS": streaming_pair.standby_url(database)},
+    )
     yield server
     stop_server(server)
 

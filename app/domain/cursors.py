@@ -69,12 +69,23 @@ class CursorCodec:
     def _mac(self, body: bytes) -> bytes:
         return hmac.new(self._key, body, hashlib.sha256).digest()[:_MAC_BYTES]
 
-    def seal(self, kind: str, binding: object, position: Sequence[object]) -> str:
-        body = json.dumps([kind, binding, *position], separators=(",", ":")).encode()
+    def seal(
+        self, kind: str, binding: object, position: Sequence[object], *, at: int | None = None
+    ) -> str:
+        """``at``: the database position the page was read at (read replicas, CONTRACT.md
+        14), so that the next page is read at least as far."""
+        tail: list[object] = [] if at is None else [{"at": at}]
+        body = json.dumps([kind, binding, *position, *tail], separators=(",", ":")).encode()
         return f"{_b64(body)}.{_b64(self._mac(body))}"
 
     def open(self, kind: str, cursor: str, binding: object, fields: int) -> list[Any]:
         """The position fields of a cursor this store sealed for ``kind`` and ``binding``."""
+        return self.open_at(kind, cursor, binding, fields)[0]
+
+    def open_at(
+        self, kind: str, cursor: str, binding: object, fields: int
+    ) -> tuple[list[Any], int]:
+        """``open``, and the database position the cursor was sealed at (0: none)."""
         if not isinstance(cursor, str) or len(cursor) > MAX_CURSOR_CHARS:
             raise InvalidArgumentError(_NOT_ISSUED)
         body_text, _, mac_text = cursor.partition(".")
@@ -88,9 +99,12 @@ class CursorCodec:
         if not canonical or not hmac.compare_digest(mac, self._mac(body)):
             raise InvalidArgumentError(_NOT_ISSUED)
         value = json.loads(body)  # the store's own JSON: the MAC matched
+        at = 0
+        if len(value) == 3 + fields and isinstance(value[-1], dict):
+            at = int(value.pop()["at"])
         if value[0] != kind or value[1] != binding or len(value) != 2 + fields:
             raise InvalidArgumentError(f"{_NOT_ISSUED} for this list and these filters")
-        return list(value[2:])
+        return list(value[2:]), at
 
 
 # --- run records: the last record ID -----------------------------------------------------

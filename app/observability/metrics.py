@@ -101,6 +101,18 @@ TRANSACTIONS_UNAVAILABLE: Final = Counter(
     "runtime_store_db_transactions_unavailable",
     "Transactions given up after their last attempt: answered 503 unavailable.",
 )
+READS_SERVED: Final = Counter(
+    "runtime_store_db_reads_served",
+    "Reads of HTTP requests by the database that served them: primary, or replica-N in "
+    "the order of RUNTIME_STORE_READ_DATABASE_URLS (only with read replicas configured).",
+    ["database"],
+)
+REPLICA_SKIPS: Final = Counter(
+    "runtime_store_db_replica_skips",
+    "Times a read replica was passed over for a read: behind (not replayed far enough for "
+    "the read's position or within the allowed lag) or down (failing; left out a while).",
+    ["replica", "reason"],
+)
 POOL_SIZE: Final = Gauge(
     "runtime_store_db_pool_size",
     "Connections each pool keeps, summed over the live workers.",
@@ -186,6 +198,14 @@ def transaction_retried(reason: str) -> None:
 
 def transaction_unavailable() -> None:
     TRANSACTIONS_UNAVAILABLE.inc()
+
+
+def read_served(database: str) -> None:
+    READS_SERVED.labels(database).inc()
+
+
+def replica_skipped(replica: str, reason: str) -> None:
+    REPLICA_SKIPS.labels(replica, reason).inc()
 
 
 def rows_purged(table: str, count: int) -> None:

@@ -10,6 +10,18 @@ from .interrupts import Canceler, calling
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
 from .records import StreamPage
+from .replicas import (
+    CONNECT_TIMEOUT_SECONDS as REPLICA_CONNECT_TIMEOUT_SECONDS,
+)
+from .replicas import (
+    RequestPositions,
+    format_position,
+    parse_position,
+    request_positions,
+)
+from .replicas import (
+    current as current_positions,
+)
 from .retention import Sweep
 from .store import SqlStore
 from .tokens import Tokens
@@ -21,7 +33,9 @@ __all__ = [
     "EXPORT_FORMAT",
     "Canceler",
     "Claimed",
+    "REPLICA_CONNECT_TIMEOUT_SECONDS",
     "Notifications",
+    "RequestPositions",
     "SqlStore",
     "StreamPage",
     "Subscription",
@@ -30,8 +44,12 @@ __all__ = [
     "WebhookConfig",
     "calling",
     "create_engine",
+    "current_positions",
     "encode_export_line",
+    "format_position",
     "is_transient",
+    "parse_position",
     "readiness",
+    "request_positions",
     "upgrade_schema",
 ]

@@ -57,19 +57,25 @@ class CursorKeys:
         return CursorCodec(self._uow.write(lambda tx: _load_or_create(tx, CURSOR_KEY)))
 
     def open(self, kind: str, cursor: str, binding: object, fields: int) -> list[Any]:
-        """``CursorCodec.open`` under the cached key; a cursor it refuses is tried once more
-        under the key the database holds now, in case the key was replaced (a restored or
-        re-migrated database) since this process loaded it."""
+        """``CursorCodec.open`` under the cached key (``open_at``)."""
+        return self.open_at(kind, cursor, binding, fields)[0]
+
+    def open_at(
+        self, kind: str, cursor: str, binding: object, fields: int
+    ) -> tuple[list[Any], int]:
+        """``CursorCodec.open_at`` under the cached key; a cursor it refuses is tried once
+        more under the key the database holds now, in case the key was replaced (a
+        restored or re-migrated database) since this process loaded it."""
         codec = self.codec()
         try:
-            return codec.open(kind, cursor, binding, fields)
+            return codec.open_at(kind, cursor, binding, fields)
         except InvalidArgumentError:
             current = self._load()
             if current.key == codec.key:
                 raise
             with self._lock:
                 self._codec = current
-            return current.open(kind, cursor, binding, fields)
+            return current.open_at(kind, cursor, binding, fields)
 
 
 def cursor_codec(engine: Engine) -> CursorCodec:

@@ -129,7 +129,9 @@ def list_sessions(
     after_ms = _time(created_after, "created_after")
     before_ms = _time(created_before, "created_before")
     binding = cursors.filters_digest([wanted, after_ms, before_ms])
-    position = ctx.cursors.open(cursors.SESSIONS, cursor, binding, 2) if cursor else None
+    position, at = (
+        ctx.cursors.open_at(cursors.SESSIONS, cursor, binding, 2) if cursor else (None, 0)
+    )
     codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
     query = _session_query(len(wanted), after_ms is not None, before_ms is not None, bool(position))
     params = _params(position, after_ms, before_ms, size + 1)
@@ -140,13 +142,16 @@ def list_sessions(
             tx.conn.execute(query, params).all(),
             size,
             lambda last: codec.seal(
-                cursors.SESSIONS, binding, [last.created_at_ms, last.session_id]
+                cursors.SESSIONS,
+                binding,
+                [last.created_at_ms, last.session_id],
+                at=tx.read_position(),
             ),
         )
         sessions = [session_of(session_from_row(row)) for row in rows]
         return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
-    return ctx.uow.read(operation)
+    return ctx.uow.read(operation, at_least=at)
 
 
 # --- runs ------------------------------------------------------------------------------
@@ -316,7 +321,7 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
     """Runs newest first, ties by run ID; runs of purged sessions never (11.1)."""
     size = cursors.check_limit(limit, ctx.page_max)
     binding = filters.digest()
-    position = ctx.cursors.open(cursors.RUNS, cursor, binding, 2) if cursor else None
+    position, at = ctx.cursors.open_at(cursors.RUNS, cursor, binding, 2) if cursor else (None, 0)
     codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
     query, params = _run_statement(filters, position, size + 1)
 
@@ -324,8 +329,10 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
         rows, next_cursor = cursors.keyset_page(
             tx.conn.execute(query, params).all(),
             size,
-            lambda last: codec.seal(cursors.RUNS, binding, [last.started_at_ms, last.run_id]),
+            lambda last: codec.seal(
+                cursors.RUNS, binding, [last.started_at_ms, last.run_id], at=tx.read_position()
+            ),
         )
         return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
-    return ctx.uow.read(operation)
+    return ctx.uow.read(operation, at_least=at)

@@ -116,7 +116,9 @@ def list_session_runs(
     wanted = filters.statuses(statuses, RunStatus)
     v.optional_text(session_id, "session_id")
     binding = [session_id, wanted]
-    after = ctx.cursors.open(cursors.SESSION_RUNS, cursor, binding, 2) if cursor else None
+    after, at = (
+        ctx.cursors.open_at(cursors.SESSION_RUNS, cursor, binding, 2) if cursor else (None, 0)
+    )
     codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
 
     def operation(tx: Tx) -> RunPage:
@@ -134,9 +136,12 @@ def list_session_runs(
             tx.conn.execute(query).all(),
             size,
             lambda last: codec.seal(
-                cursors.SESSION_RUNS, binding, [last.started_at_ms, last.run_id]
+                cursors.SESSION_RUNS,
+                binding,
+                [last.started_at_ms, last.run_id],
+                at=tx.read_position(),
             ),
         )
         return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
-    return ctx.uow.read(operation)
+    return ctx.uow.read(operation, at_least=at)

@@ -65,6 +65,7 @@ from . import (
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .keys import CursorKeys
 from .records import StreamPage
+from .replicas import primary_position, replica_set
 from .retention import deliveries
 from .retention.deliveries import Pruned
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
@@ -86,10 +87,15 @@ class SqlStore:
         purge_batch: int = DEFAULT_PURGE_BATCH,
         fast_path: bool = True,
         webhooks: WebhookConfig | None = None,
+        read_engines: Sequence[Engine] = (),
+        replica_max_lag_seconds: float = 1.0,
     ) -> None:
         """``fast_path=False``: every PostgreSQL write takes the Python path, never the
-        SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``)."""
+        SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``).
+        ``read_engines``: PostgreSQL streaming replicas of ``engine`` that may serve the
+        reads of HTTP requests (replicas.py, CONTRACT.md 14)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
+        uow.replicas = replica_set(engine, read_engines, max_lag_seconds=replica_max_lag_seconds)
         self._clock = clock
         self._webhooks = webhooks or WebhookConfig()
         self._ctx = Context(
@@ -100,6 +106,12 @@ class SqlStore:
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,
         )
+
+    def write_position(self) -> int:
+        """The primary's position now: past every write committed before this call
+        (``Runtime-Store-Position`` of a write that did not note its own)."""
+        with self._ctx.uow.engine.connect() as conn:
+            return primary_position(conn)
 
     @property
     def commits_notified_by_database(self) -> bool:

@@ -45,7 +45,7 @@ from runtime_store_client import (
     WebhookEventType,
 )
 
-from . import interrupts
+from . import interrupts, replicas
 from . import statements as st
 from .dialects import Dialect, Writes, dialect_of
 from .engine import WRITE_OPTION
@@ -82,6 +82,20 @@ class Tx:
     written: set[tuple[str, str]] = field(default_factory=set)
     #: Webhook events of this transaction's state changes (the outbox, ``outbox.py``).
     events: list[PendingEvent] = field(default_factory=list)
+    #: The read replica this read runs on (``None``: the primary).
+    replica: replicas.Replica | None = None
+    #: Whether the store has read replicas, so that positions matter (``read_position``).
+    tracks_positions: bool = False
+
+    def read_position(self) -> int | None:
+        """How far the database this read runs on was when the read was made (an upper
+        bound), to seal into a list cursor so the next page is served by a database at
+        least as far (CONTRACT.md 14); ``None`` without read replicas."""
+        if not self.tracks_positions:
+            return None
+        if self.replica is not None:
+            return self.replica.read_position(self.conn)
+        return replicas.primary_position(self.conn)
 
     # --- sessions ---------------------------------------------------------------------
 
@@ -288,17 +302,42 @@ class UnitOfWork:
         #: Told what each committed write changed (``Tx.changes``); the live tail's
         #: in-process wake-ups. Called on the writing thread, after the commit.
         self.committed: Callable[[set[tuple[str, str]]], None] | None = None
+        #: Read replicas (CONTRACT.md 14); ``None``: the primary serves everything.
+        self.replicas: replicas.ReplicaSet | None = None
 
     def write(self, operation: Callable[[Tx], T]) -> T:
         """Run a write: on SQLite it holds the write lock from its first statement."""
         return self._transact(operation, write=True)
 
-    def read(self, operation: Callable[[Tx], T]) -> T:
+    def read(self, operation: Callable[[Tx], T], *, at_least: int = 0) -> T:
         """Run a read. On PostgreSQL it runs in autocommit: at READ COMMITTED every
         statement takes its own snapshot whether or not a transaction is open, so a
         read-only transaction adds only its ``BEGIN`` and ``COMMIT`` round trips
         (``load_run``: three round trips become one; a page: five become three). On SQLite
-        a read transaction is one snapshot, which the pages rely on: it stays."""
+        a read transaction is one snapshot, which the pages rely on: it stays.
+
+        A read of an HTTP request that allows it may be served by a read replica that has
+        replayed past the request's position and ``at_least`` (a list cursor's position):
+        replicas.py. A replica that fails is left out and the primary serves the read."""
+        if self.replicas is not None:
+            request = replicas.current()
+            if request is not None and request.routed:
+                replica = self.replicas.choose(max(at_least, request.min_position))
+                if replica is not None:
+                    try:
+                        result = self._single(
+                            interrupts.bounded(operation, replica.engine), replica=replica
+                        )
+                    except StoreError:
+                        raise
+                    except Exception as exc:
+                        if not replicas.is_replica_failure(exc):
+                            raise
+                        self.replicas.failed(replica, exc)
+                    else:
+                        metrics.read_served(replica.name)
+                        return result
+                metrics.read_served(replicas.PRIMARY)
         # Under the read deadline and the caller's cancellation (interrupts.py, 2.10).
         return self._transact(interrupts.bounded(operation, self.engine), write=False, single=None)
 
@@ -353,11 +392,15 @@ class UnitOfWork:
                 metrics.transaction_finished(write=write, seconds=time.perf_counter() - started)
             time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
 
-    def _single(self, operation: Callable[[Tx], T]) -> T:
-        with self.engine.connect() as conn:
+    def _single(self, operation: Callable[[Tx], T], replica: replicas.Replica | None = None) -> T:
+        engine = self.engine if replica is None else replica.engine
+        with engine.connect() as conn:
             autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
-            tx = Tx(autocommit, self.dialect, self._clock())
+            tx = Tx(autocommit, self.dialect, self._clock(), replica=replica)
+            tx.tracks_positions = self.replicas is not None
             result = operation(tx)
+            if tx.written:
+                self._note_position(autocommit)
         if tx.written and self.committed is not None:
             self.committed(tx.written)
         return result
@@ -368,8 +411,24 @@ class UnitOfWork:
                 conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
                 tx = Tx(conn, self.dialect, self._clock())
+                tx.tracks_positions = self.replicas is not None
                 result = operation(tx)
                 tx.flush()
+            if write:
+                self._note_position(conn)
         if write and self.committed is not None and (tx.records or tx.purged):
             self.committed(tx.changes())
         return result
+
+    def _note_position(self, conn: Connection) -> None:
+        """Tell the HTTP request whose write just committed the primary's position now,
+        past its commit (CONTRACT.md 14: ``Runtime-Store-Position``); only with replicas."""
+        if self.replicas is None:
+            return
+        request = replicas.current()
+        if request is None:
+            return
+        position = replicas.primary_position(conn)
+        if conn.in_transaction():
+            conn.rollback()
+        request.written = max(request.written, position)

@@ -41,6 +41,7 @@ from ..types import (
 from . import _calls as calls
 from . import _transfer, _webhooks
 from ._convert import path_id, problem_error, session_path_id
+from ._positions import Positions
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from ._tail import AsyncRecordTail, run_stream_path, session_stream_path
 from .sync import make_client
@@ -79,6 +80,7 @@ class AsyncHttpStore:
         retries: int = 3,
         deadline: float = 30.0,
         httpx_args: dict[str, Any] | None = None,
+        position: str | None = None,
     ) -> None:
         """As ``HttpStore``; ``httpx_args`` go to ``httpx.AsyncClient``.
 
@@ -89,8 +91,15 @@ class AsyncHttpStore:
         ``limits`` and ``proxy`` in ``httpx_args`` configure that transport; it does not
         read proxies from the environment (``HTTP_PROXY``…): pass ``proxy`` instead.
         """
+        self._positions = Positions(position)
         self._client = make_client(
-            base_url, token, timeout, _with_aiohttp(httpx_args), _raise_problem
+            base_url,
+            token,
+            timeout,
+            _with_aiohttp(httpx_args),
+            _raise_problem,
+            self._positions,
+            asynchronous=True,
         )
         self._policy = RetryPolicy(retries=retries, deadline=deadline)
 
@@ -102,6 +111,11 @@ class AsyncHttpStore:
 
     async def aclose(self) -> None:
         await self._client.get_async_httpx_client().aclose()
+
+    @property
+    def position(self) -> str | None:
+        """As ``HttpStore.position``."""
+        return self._positions.current
 
     async def _run(self, call: calls.Call[T]) -> T:
         attempts = Attempts(self._policy)

@@ -50,6 +50,7 @@ from ..types import (
 from . import _calls as calls
 from . import _transfer, _webhooks
 from ._convert import path_id, problem_error, session_path_id
+from ._positions import Positions
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from ._tail import RecordTail, run_stream_path, session_stream_path
 
@@ -63,12 +64,25 @@ def _raise_problem(response: httpx.Response) -> None:
 
 
 def make_client(
-    base_url: str, token: str | None, timeout: float, httpx_args: dict[str, Any] | None, hook: Any
+    base_url: str,
+    token: str | None,
+    timeout: float,
+    httpx_args: dict[str, Any] | None,
+    hook: Any,
+    positions: Positions,
+    *,
+    asynchronous: bool = False,
 ) -> Client | AuthenticatedClient:
-    """The generated client, raising contract errors from an httpx response hook."""
+    """The generated client, raising contract errors from an httpx response hook and
+    keeping the positions of writes for later reads (``_positions``)."""
     args = dict(httpx_args or {})
     hooks = dict(args.pop("event_hooks", {}))
-    hooks["response"] = [*hooks.get("response", []), hook]
+    on_request: Any = positions.on_request_async if asynchronous else positions.on_request
+    on_response: Any = positions.on_response_async if asynchronous else positions.on_response
+    # The position first: the caller's own request hooks see the request as it is sent.
+    hooks["request"] = [on_request, *hooks.get("request", [])]
+    # Positions first: a write's answer carries one even when the hook raises for it.
+    hooks["response"] = [*hooks.get("response", []), on_response, hook]
     options: dict[str, Any] = {
         "base_url": base_url.rstrip("/"),
         "timeout": httpx.Timeout(timeout),
@@ -92,10 +106,16 @@ class HttpStore:
         retries: int = 3,
         deadline: float = 30.0,
         httpx_args: dict[str, Any] | None = None,
+        position: str | None = None,
     ) -> None:
         """``retries`` bounds the retries of one call and ``deadline`` its total seconds;
-        ``httpx_args`` go to ``httpx.Client`` (a transport, a proxy, TLS settings)."""
-        self._client = make_client(base_url, token, timeout, httpx_args, _raise_problem)
+        ``httpx_args`` go to ``httpx.Client`` (a transport, a proxy, TLS settings);
+        ``position``: a write position another client saw, that this one's reads must
+        see as well (read replicas: ``position``)."""
+        self._positions = Positions(position)
+        self._client = make_client(
+            base_url, token, timeout, httpx_args, _raise_problem, self._positions
+        )
         self._policy = RetryPolicy(retries=retries, deadline=deadline)
 
     def __enter__(self) -> HttpStore:
@@ -106,6 +126,13 @@ class HttpStore:
 
     def close(self) -> None:
         self._client.get_httpx_client().close()
+
+    @property
+    def position(self) -> str | None:
+        """The highest ``Runtime-Store-Position`` this store's writes were answered with
+        (``None`` before any, or without read replicas); its reads send it so that a read
+        replica serves them only once it holds those writes."""
+        return self._positions.current
 
     def _run(self, call: calls.Call[T]) -> T:
         attempts = Attempts(self._policy)

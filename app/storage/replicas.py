@@ -1,0 +1,243 @@
+"""Reads from PostgreSQL streaming replicas, with read-your-writes (CONTRACT.md 14).
+
+One primary takes every write; ``RUNTIME_STORE_READ_DATABASE_URLS`` names hot standbys
+that may serve reads. A *position* is a WAL location (an LSN, as an integer of bytes):
+
+* Every write answers the primary's position after its commit (``note_write``); the
+  clients keep the highest they have seen and send it with their reads.
+* A read of a request that carries a position is served by a replica only once that
+  replica has replayed past it (``pg_last_wal_replay_lsn()``), else by the primary.
+* A read without one may be served by a replica whose lag is under ``max_lag_seconds``:
+  the replica has replayed everything the primary had ``max_lag_seconds`` ago. The set
+  keeps samples of the primary's position, taken at most every quarter of that window, and
+  asks the replica for the oldest sample still inside the window: a replica that replays
+  nothing while the primary writes (replay paused, stream broken) drops out within the
+  window, and one that has caught up with an idle primary stays in.
+* A list page carries in its cursor the position of the database that served it
+  (``Tx.read_position``): the next page is served by a database at least as far, so a row
+  that matched during the whole paging is seen exactly once, whichever database serves it.
+
+A replica's replay position only grows, so a known one is a safe lower bound: a read
+whose position is below it goes to that replica without asking it again. A replica that
+fails (down, restarting, a recovery conflict cancelled the read) is skipped for
+``DOWN_SECONDS`` and its read is served by the primary: a replica never changes an answer,
+only who served it. Live tails, waits, writes and everything outside an HTTP read (the
+CLI, the background sweeps, tokens) use the primary.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from app.observability import metrics
+
+log = logging.getLogger("runtime_store.replicas")
+
+#: Seconds a replica that failed is left out before it is tried again.
+DOWN_SECONDS: Final = 5.0
+#: Least seconds between two questions to one replica about its replay position.
+REFRESH_SECONDS: Final = 0.005
+#: Seconds a replica has to accept a connection: a replica that is down costs its read
+#: this long once, then ``DOWN_SECONDS`` of being skipped.
+CONNECT_TIMEOUT_SECONDS: Final = 2
+
+PRIMARY: Final = "primary"
+_POSITION_SQL: Final = "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
+_REPLAYED_SQL: Final = "SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint"
+_MAX_POSITION: Final = 2**64 - 1
+
+
+# --- positions as text --------------------------------------------------------------------
+
+
+def format_position(value: int) -> str:
+    """PostgreSQL's own spelling of an LSN: two hexadecimal halves, ``16/B374D848``."""
+    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
+
+
+def parse_position(text: str) -> int:
+    """An LSN as PostgreSQL spells it; ``ValueError`` for anything else."""
+    high, slash, low = text.strip().partition("/")
+    if not slash or not (0 < len(high) <= 8 and 0 < len(low) <= 8):
+        raise ValueError(f"not a position: {text!r}")
+    if not all(char in "0123456789abcdefABCDEF" for char in high + low):
+        raise ValueError(f"not a position: {text!r}")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+# --- what one request asks of its reads and learns of its writes ---------------------------
+
+
+@dataclass(slots=True)
+class RequestPositions:
+    """One HTTP request's positions, shared with the database threads it calls."""
+
+    #: Whether this request's reads may be served by a replica.
+    routed: bool = False
+    #: The position the client has seen (``Runtime-Store-Min-Position``), 0 for none.
+    min_position: int = 0
+    #: The highest position after this request's writes, 0 while it wrote nothing.
+    written: int = 0
+
+
+_REQUEST: ContextVar[RequestPositions | None] = ContextVar(
+    "runtime_store_request_positions", default=None
+)
+
+
+@contextmanager
+def request_positions(positions: RequestPositions) -> Iterator[RequestPositions]:
+    """Make ``positions`` those of the calls made in this context."""
+    token = _REQUEST.set(positions)
+    try:
+        yield positions
+    finally:
+        _REQUEST.reset(token)
+
+
+def current() -> RequestPositions | None:
+    return _REQUEST.get()
+
+
+def primary_position(conn: Connection) -> int:
+    """The primary's WAL position now: past every commit made before this call."""
+    return int(conn.exec_driver_sql(_POSITION_SQL).scalar_one())
+
+
+# --- the replicas ---------------------------------------------------------------------------
+
+
+class Replica:
+    """One read replica, with what is known of its replay position."""
+
+    def __init__(self, name: str, engine: Engine) -> None:
+        self.name = name
+        self.engine = engine
+        self.replayed = 0
+        self.checked_at = float("-inf")
+        self.down_until = float("-inf")
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Ask the replica how far it has replayed (a connection error propagates)."""
+        self.checked_at = time.monotonic()
+        with self.engine.connect() as conn:
+            value = conn.exec_driver_sql(_REPLAYED_SQL).scalar()
+        if value is None:  # not in recovery: a primary is not a replica of this one
+            raise RuntimeError(f"{self.name} is not a streaming replica (not in recovery)")
+        with self._lock:
+            self.replayed = max(self.replayed, int(value))
+
+    def read_position(self, conn: Connection) -> int:
+        """How far this replica has replayed, asked on ``conn`` after a read: an upper
+        bound of what the read saw."""
+        value = int(conn.exec_driver_sql(_REPLAYED_SQL).scalar_one())
+        with self._lock:
+            self.replayed = max(self.replayed, value)
+        return value
+
+
+class ReplicaSet:
+    """The read replicas of one store and the routing of its reads (module docstring)."""
+
+    def __init__(
+        self, primary: Engine, replicas: Sequence[Engine], *, max_lag_seconds: float
+    ) -> None:
+        self.primary = primary
+        self.replicas = [Replica(f"replica-{i}", engine) for i, engine in enumerate(replicas, 1)]
+        self.max_lag_seconds = max_lag_seconds
+        self._samples: deque[tuple[float, int]] = deque()
+        self._samples_lock = threading.Lock()
+        self._next = itertools.count()
+
+    def choose(self, at_least: int) -> Replica | None:
+        """A replica fit to serve a read needing ``at_least`` (0: any within the lag), or
+        ``None``: the primary serves it. Counted in the metrics either way."""
+        needed = at_least if at_least > 0 else self._lag_floor()
+        now = time.monotonic()
+        start = next(self._next)
+        count = len(self.replicas)
+        for i in range(count):
+            replica = self.replicas[(start + i) % count]
+            if replica.down_until > now:
+                metrics.replica_skipped(replica.name, "down")
+                continue
+            if replica.replayed < needed and now - replica.checked_at >= REFRESH_SECONDS:
+                try:
+                    replica.refresh()
+                except Exception as exc:
+                    self.failed(replica, exc)
+                    continue
+            if replica.replayed >= needed:
+                return replica
+            metrics.replica_skipped(replica.name, "behind")
+        return None
+
+    def failed(self, replica: Replica, exc: BaseException) -> None:
+        """Leave ``replica`` out for a while; its read goes to the primary."""
+        if replica.down_until < time.monotonic():
+            log.warning(
+                "read replica %s left out for %.0f s: %s",
+                replica.name,
+                DOWN_SECONDS,
+                str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+            )
+        replica.down_until = time.monotonic() + DOWN_SECONDS
+        metrics.replica_skipped(replica.name, "down")
+
+    def _lag_floor(self) -> int:
+        """The position a replica must have replayed to be within the lag: the oldest
+        sample of the primary's position taken inside the window (module docstring)."""
+        now = time.monotonic()
+        window_start = now - self.max_lag_seconds
+        with self._samples_lock:
+            while self._samples and self._samples[0][0] < window_start:
+                self._samples.popleft()
+            fresh = bool(self._samples) and (now - self._samples[-1][0] < self.max_lag_seconds / 4)
+            floor = self._samples[0][1] if self._samples else None
+        if fresh and floor is not None:
+            return floor
+        try:
+            taken_at = time.monotonic()  # before asking: the answer is at least as far
+            with self.primary.connect() as conn:
+                position = primary_position(conn)
+        except Exception:
+            return _MAX_POSITION if floor is None else floor
+        with self._samples_lock:
+            self._samples.append((taken_at, position))
+            return self._samples[0][1]
+
+
+def replica_set(
+    primary: Engine, replicas: Sequence[Engine], *, max_lag_seconds: float
+) -> ReplicaSet | None:
+    """The replica set of a store on ``primary``; ``None`` without replicas."""
+    if not replicas:
+        return None
+    if primary.dialect.name != "postgresql":
+        raise ValueError("read replicas need a PostgreSQL primary")
+    return ReplicaSet(primary, replicas, max_lag_seconds=max_lag_seconds)
+
+
+def is_replica_failure(exc: BaseException) -> bool:
+    """Whether a replica's read failed for a reason the primary does not share: the
+    replica is down or restarting, or replay cancelled the read (a recovery conflict,
+    SQLSTATE 40001). Invalid values and the read deadline fail the same everywhere."""
+    if isinstance(exc, sa.exc.TimeoutError):
+        return True
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    sqlstate = getattr(exc.orig, "sqlstate", None) or ""
+    return exc.connection_invalidated or sqlstate == "40001" or not sqlstate.startswith("22")
