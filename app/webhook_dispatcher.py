@@ -1,6 +1,6 @@
 """The webhook dispatcher (CONTRACT.md 13.3): one per service worker, in background threads.
 
-It claims due deliveries (``SqlStore.claim_webhook_deliveries``: a lease per delivery,
+It claims due deliveries (``SqlStore.webhook_queue.claim``: a lease per delivery,
 ``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so replicas and workers claim disjoint rows and
 each delivery has one attempt in flight), sends each outside any transaction, and stores
 the outcome (delivered on a 2xx within 10 s; else retried with backoff and jitter until
@@ -189,7 +189,7 @@ class WebhookDispatcher:
                         self._measure()
                         gauge_due = time.monotonic() + _GAUGE_SECONDS
                     leased_at = time.monotonic()
-                    claimed = self.store.claim_webhook_deliveries(
+                    claimed = self.store.webhook_queue.claim(
                         self.concurrency, int(LEASE_SECONDS * 1000)
                     )
                 except Exception:  # the database went away: StoreError, sqlalchemy's, OSError
@@ -205,12 +205,12 @@ class WebhookDispatcher:
                     delay = 0.0
 
     def _measure(self) -> None:
-        oldest = self.store.oldest_pending_webhook_ms()
+        oldest = self.store.webhook_queue.oldest_pending_ms()
         WEBHOOK_OLDEST_PENDING.set(0 if oldest is None else max(0.0, time.time() - oldest / 1000))
 
     def _attempt(self, claimed: Claimed, client: httpx.Client, lease_ends: float) -> None:
         try:
-            status_code = send(self.store.webhook_config, claimed, client)
+            status_code = send(self.store.webhook_queue.config, claimed, client)
         except Exception:
             log.exception("webhook %s: attempt broke", claimed.event_id)
             status_code = None
@@ -227,7 +227,7 @@ class WebhookDispatcher:
         backoff = Backoff(self.poll_seconds)
         while True:
             try:
-                outcome = self.store.record_webhook_attempt(
+                outcome = self.store.webhook_queue.record_attempt(
                     claimed, status_code, self.retry_hours * 3600
                 )
             except Exception:
@@ -252,7 +252,7 @@ class WebhookDispatcher:
         while not self._stop.wait(delay):
             delay = self.prune_seconds
             try:
-                pruned = self.store.prune_webhook_deliveries(
+                pruned = self.store.webhook_queue.prune(
                     int(self.keep_settled_seconds * 1000), self._stop.is_set
                 )
             except Exception:

@@ -32,16 +32,17 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from app.observability import metrics
+from runtime_store_client import StoreError
 
 log = logging.getLogger("runtime_store.replicas")
 
@@ -53,7 +54,12 @@ REFRESH_SECONDS: Final = 0.005
 #: this long once, then ``DOWN_SECONDS`` of being skipped.
 CONNECT_TIMEOUT_SECONDS: Final = 2
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 PRIMARY: Final = "primary"
+#: What ``ReplicaSet.serve`` answers when the primary is to serve the read.
+NOT_SERVED: Final = object()
 _POSITION_SQL: Final = "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
 _REPLAYED_SQL: Final = "SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint"
 _MAX_POSITION: Final = 2**64 - 1
@@ -114,6 +120,18 @@ def current() -> RequestPositions | None:
 def primary_position(conn: Connection) -> int:
     """The primary's WAL position now: past every commit made before this call."""
     return int(conn.exec_driver_sql(_POSITION_SQL).scalar_one())
+
+
+def note_write(conn: Connection) -> None:
+    """Tell the HTTP request whose write just committed on ``conn`` the primary's position
+    now, past that commit (its ``Runtime-Store-Position``)."""
+    request = _REQUEST.get()
+    if request is None:
+        return
+    position = primary_position(conn)
+    if conn.in_transaction():
+        conn.rollback()
+    request.written = max(request.written, position)
 
 
 # --- the replicas ---------------------------------------------------------------------------
@@ -184,6 +202,33 @@ class ReplicaSet:
                 return replica
             metrics.replica_skipped(replica.name, "behind")
         return None
+
+    def serve(
+        self,
+        operation: Callable[[T], R],
+        at_least: int,
+        run_on: Callable[[Callable[[T], R], Replica], R],
+    ) -> R | object:
+        """``run_on(operation, replica)`` on a replica fit for this read, if the read is
+        an HTTP request's that allows one; ``NOT_SERVED``: the primary serves it."""
+        request = _REQUEST.get()
+        if request is None or not request.routed:
+            return NOT_SERVED
+        replica = self.choose(max(at_least, request.min_position))
+        if replica is not None:
+            try:
+                result = run_on(operation, replica)
+            except StoreError:
+                raise
+            except Exception as exc:
+                if not is_replica_failure(exc):
+                    raise
+                self.failed(replica, exc)
+            else:
+                metrics.read_served(replica.name)
+                return result
+        metrics.read_served(PRIMARY)
+        return NOT_SERVED
 
     def failed(self, replica: Replica, exc: BaseException) -> None:
         """Leave ``replica`` out for a while; its read goes to the primary."""

@@ -1,10 +1,9 @@
 """``SqlStore``: the whole contract over one SQLAlchemy engine, one transaction per call.
 
-This class is the table of contents of the storage layer: each method is one call into
-the module of its context, named with the contract's words. Each operation validates what
-it can without state, then runs one function in one transaction of the unit of work
-(unit_of_work.py), which takes the locks it needs (dialects.py), checks the rules in the
-order CONTRACT.md gives them, buffers its writes and flushes them just before the commit.
+The table of contents of the storage layer: each method is one call into the module of its
+context, named with the contract's words, which validates what it can without state, then
+runs one function in one unit of work (unit_of_work.py): it takes its locks (dialects.py),
+checks the rules in CONTRACT.md's order, buffers its writes and flushes them at commit.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from runtime_store_client import (
     ChildRunStartResult,
     CreatedWebhook,
     DeliveryPage,
-    DeliveryStatus,
     MemoryEvent,
     OneShotChildRunStartResult,
     OneShotRunStartResult,
@@ -63,13 +61,12 @@ from . import (
     webhooks,
 )
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
+from .delivery_queue import DeliveryQueue
 from .keys import CursorKeys
 from .records import StreamPage
 from .replicas import primary_position, replica_set
-from .retention import deliveries
-from .retention.deliveries import Pruned
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
-from .webhooks import Claimed, WebhookConfig
+from .webhooks import WebhookConfig
 
 
 class SqlStore:
@@ -90,14 +87,12 @@ class SqlStore:
         read_engines: Sequence[Engine] = (),
         replica_max_lag_seconds: float = 1.0,
     ) -> None:
-        """``fast_path=False``: every PostgreSQL write takes the Python path, never the
-        SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``).
-        ``read_engines``: PostgreSQL streaming replicas of ``engine`` that may serve the
-        reads of HTTP requests (replicas.py, CONTRACT.md 14)."""
+        """``fast_path=False``: every PostgreSQL write takes the Python path, never the SQL
+        functions of ``fast_path/``. ``read_engines``: streaming replicas of ``engine``
+        that may serve the reads of HTTP requests (replicas.py, CONTRACT.md 14)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         uow.replicas = replica_set(engine, read_engines, max_lag_seconds=replica_max_lag_seconds)
         self._clock = clock
-        self._webhooks = webhooks or WebhookConfig()
         self._ctx = Context(
             uow=uow,
             limits=limits or Limits(),
@@ -106,22 +101,21 @@ class SqlStore:
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,
         )
+        #: The webhook dispatcher's side of the outbox (13.3).
+        self.webhook_queue = DeliveryQueue(self._ctx, webhooks or WebhookConfig(), clock)
 
     def write_position(self) -> int:
-        """The primary's position now: past every write committed before this call
-        (``Runtime-Store-Position`` of a write that did not note its own)."""
+        """The primary's position now, past every write committed before (replicas.py)."""
         with self._ctx.uow.engine.connect() as conn:
             return primary_position(conn)
 
     @property
     def commits_notified_by_database(self) -> bool:
-        """Whether the database tells every worker what each commit wrote (PostgreSQL's
-        NOTIFY); else a worker learns its own commits through ``watch_commits``."""
+        """Whether the database tells every worker of each commit (else ``watch_commits``)."""
         return self._ctx.uow.dialect.notifies_commits
 
     def watch_commits(self, callback: Callable[[set[tuple[str, str]]], None] | None) -> None:
-        """Tell ``callback`` the (session_id, run_id) pairs each committed write gave
-        records (run "" for a purged session): the live tail's in-process wake-ups."""
+        """Tell ``callback`` the (session_id, run_id) of each commit's records (live tail)."""
         self._ctx.uow.committed = callback
 
     # --- starts (3.3-3.6, 3.13, 12.1, 12.2, 12.4) ---------------------------------------
@@ -379,14 +373,9 @@ class SqlStore:
 
     # --- webhooks (13) ----------------------------------------------------------------
 
-    @property
-    def webhook_config(self) -> WebhookConfig:
-        """What subscriptions and deliveries may reach (the allow list, the resolver)."""
-        return self._webhooks
-
     def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook:
         """A new subscription; its secret is shown in this answer only (13.1)."""
-        return webhooks.create_webhook(self._ctx, self._webhooks, url, events)
+        return webhooks.create_webhook(self._ctx, self.webhook_queue.config, url, events)
 
     def list_webhooks(self) -> list[Webhook]:
         """Every subscription, without secrets (13.1)."""
@@ -409,29 +398,3 @@ class SqlStore:
     def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery:
         """Queue a failed delivery again (13.3)."""
         return webhooks.retry_delivery(self._ctx, webhook_id, event_id)
-
-    def claim_webhook_deliveries(self, limit: int, lease_ms: int) -> list[Claimed]:
-        """The dispatcher's next due deliveries, leased to it."""
-        return webhooks.claim(self._ctx, limit, lease_ms)
-
-    def record_webhook_attempt(
-        self, claimed: Claimed, status_code: int | None, retry_seconds: float
-    ) -> DeliveryStatus | None:
-        """One attempt's outcome (``None``: the lease was lost, another attempt decides)."""
-        return webhooks.record_attempt(self._ctx, claimed, status_code, retry_seconds)
-
-    def oldest_pending_webhook_ms(self) -> int | None:
-        """When the oldest pending delivery's window began (the metric's age)."""
-        return webhooks.oldest_pending_ms(self._ctx)
-
-    def prune_webhook_deliveries(
-        self,
-        older_than_ms: int,
-        should_stop: Callable[[], bool] = lambda: False,
-        *,
-        batch: int = deliveries.BATCH,
-    ) -> Pruned | None:
-        """Delete deliveries delivered or failed more than ``older_than_ms`` ago, and their
-        events once unused; never a pending one (``None``: another process prunes)."""
-        cutoff_ms = self._clock() - older_than_ms
-        return deliveries.prune(self._ctx, cutoff_ms, batch=batch, should_stop=should_stop)

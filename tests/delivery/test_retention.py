@@ -43,7 +43,7 @@ def _store(engine: Engine, clock: Callable[[], int]) -> SqlStore:
 def _claim_all(store: SqlStore) -> dict[tuple[str, str], Claimed]:
     """Every due delivery, by (subscription, session)."""
     claimed: dict[tuple[str, str], Claimed] = {}
-    while batch := store.claim_webhook_deliveries(100, LEASE_MS):
+    while batch := store.webhook_queue.claim(100, LEASE_MS):
         for item in batch:
             claimed[item.webhook_id, json.loads(item.body)["session_id"]] = item
     return claimed
@@ -77,15 +77,15 @@ def test_settled_deliveries_older_than_the_retention_go_and_pending_ones_stay(
         (first, waiting): 200,
         # (second, waiting) stays pending: its receiver never answered
     }.items():
-        assert store.record_webhook_attempt(claimed[key], code, 0) is not None
+        assert store.webhook_queue.record_attempt(claimed[key], code, 0) is not None
     clock.now_ms += KEEP_MS - 1000
     store.end_session(recent, T0)
     for key, item in _claim_all(store).items():
         if key[1] == recent:
-            store.record_webhook_attempt(item, 200, 0)
+            store.webhook_queue.record_attempt(item, 200, 0)
     clock.now_ms += 2000  # the first settlements are now older than the retention
 
-    pruned = store.prune_webhook_deliveries(KEEP_MS, batch=2)  # several batches
+    pruned = store.webhook_queue.prune(KEEP_MS, batch=2)  # several batches
 
     assert pruned is not None
     assert (pruned.deliveries, pruned.events) == (5, 2)  # the events of `both` and `split`
@@ -102,7 +102,7 @@ def test_settled_deliveries_older_than_the_retention_go_and_pending_ones_stay(
         store.retry_webhook_delivery(second, claimed[second, split].event_id)
     # Much later, a pending delivery is still never pruned.
     clock.now_ms += 30 * DAY_MS
-    again = store.prune_webhook_deliveries(KEEP_MS)
+    again = store.webhook_queue.prune(KEEP_MS)
     assert again is not None
     assert again.deliveries == 2
     assert _rows(engine) == ([(waiting_event, DeliveryStatus.PENDING.value)], {waiting_event})
@@ -114,10 +114,10 @@ def test_a_failed_delivery_queued_again_is_not_pruned(engine: Engine) -> None:
     hook = store.create_webhook(UNUSED_URL, ["session.ended"]).webhook_id
     store.end_session(new_session(store).id, T0)
     (item,) = _claim_all(store).values()
-    assert store.record_webhook_attempt(item, 500, 0) is DeliveryStatus.FAILED
+    assert store.webhook_queue.record_attempt(item, 500, 0) is DeliveryStatus.FAILED
     clock.now_ms += KEEP_MS + 1000
     assert store.retry_webhook_delivery(hook, item.event_id).status is DeliveryStatus.PENDING
-    pruned = store.prune_webhook_deliveries(KEEP_MS)
+    pruned = store.webhook_queue.prune(KEEP_MS)
     assert pruned is not None
     assert pruned.deliveries == 0
     assert _rows(engine) == ([(item.event_id, "pending")], {item.event_id})
@@ -132,8 +132,8 @@ def test_an_outcome_is_stored_only_while_its_lease_holds(engine: Engine) -> None
     clock.now_ms += LEASE_MS + 1  # the lease expired: another dispatcher claims it
     (current,) = _claim_all(store).values()
     assert current.event_id == late.event_id
-    assert store.record_webhook_attempt(late, 500, 3600) is None  # not its outcome any more
-    assert store.record_webhook_attempt(current, 200, 3600) is DeliveryStatus.DELIVERED
+    assert store.webhook_queue.record_attempt(late, 500, 3600) is None  # not its outcome any more
+    assert store.webhook_queue.record_attempt(current, 200, 3600) is DeliveryStatus.DELIVERED
     (delivery,) = store.list_webhook_deliveries(hook).deliveries
     assert (delivery.status, delivery.attempts) == (DeliveryStatus.DELIVERED, 1)
 
@@ -169,7 +169,7 @@ def test_a_pending_delivery_of_a_deleted_subscription_is_pruned(engine: Engine) 
     store.end_session(new_session(store).id, T0)
     with engine.begin() as conn:  # what the race leaves: the subscription row gone alone
         conn.execute(webhooks.delete().where(webhooks.c.webhook_id == gone))
-    pruned = store.prune_webhook_deliveries(KEEP_MS)
+    pruned = store.webhook_queue.prune(KEEP_MS)
     assert pruned is not None
     assert (pruned.deliveries, pruned.events) == (1, 0)  # the event still has `kept`'s
     (delivery,) = store.list_webhook_deliveries(kept).deliveries
