@@ -210,7 +210,9 @@ class ReplicaSet:
         run_on: Callable[[Callable[[T], R], Replica], R],
     ) -> R | object:
         """``run_on(operation, replica)`` on a replica fit for this read, if the read is
-        an HTTP request's that allows one; ``NOT_SERVED``: the primary serves it."""
+        an HTTP request's that allows one; ``NOT_SERVED``: the primary serves it, also
+        when the replica's read failed (a value the database refuses fails there the same
+        way, and is mapped to its contract error as every primary read's is)."""
         request = _REQUEST.get()
         if request is None or not request.routed:
             return NOT_SERVED
@@ -221,9 +223,8 @@ class ReplicaSet:
             except StoreError:
                 raise
             except Exception as exc:
-                if not is_replica_failure(exc):
-                    raise
-                self.failed(replica, exc)
+                if is_replica_failure(exc):
+                    self.failed(replica, exc)
             else:
                 metrics.read_served(replica.name)
                 return result
