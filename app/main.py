@@ -140,6 +140,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             page_byte_budget=settings.page_byte_budget,
             limits=settings.limits(),
             fast_path=settings.pg_fast_path,
+            group_commit=settings.group_commit,
             webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
         )
         stop_watching = observability.watch(

@@ -63,6 +63,7 @@ from . import (
     webhooks,
 )
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
+from .group_commit import GroupCommit
 from .keys import CursorKeys
 from .records import StreamPage
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
@@ -84,9 +85,12 @@ class SqlStore:
         purge_batch: int = DEFAULT_PURGE_BATCH,
         fast_path: bool = True,
         webhooks: WebhookConfig | None = None,
+        group_commit: bool = True,
     ) -> None:
         """``fast_path=False``: every PostgreSQL write takes the Python path, never the
-        SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``)."""
+        SQL functions of ``fast_path/`` (``RUNTIME_STORE_PG_FAST_PATH=off``).
+        ``group_commit=False``: concurrent single appends are never combined into one
+        statement (``RUNTIME_STORE_GROUP_COMMIT=off``; ``group_commit.py``)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         self._clock = clock
         self._webhooks = webhooks or WebhookConfig()
@@ -97,6 +101,7 @@ class SqlStore:
             page_max=page_max,
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,
+            group_commit=GroupCommit(uow) if group_commit and uow.dialect.fast_path else None,
         )
 
     @property

@@ -1,0 +1,137 @@
+"""Group commit: concurrent single appends of one store combined into one statement.
+
+Threads of one process that append at the same time (a service worker's database threads,
+an application's threads sharing a ``SqlStore``) hand their validated records to a
+combiner. The first to arrive while no flush is in flight flushes at once, alone: at low
+load nothing waits. Those arriving while a flush is in flight queue; when it ends, one of
+them flushes everything queued so far (no timer: a group is what arrived during the
+previous flush). Each append keeps its own answer and its own error:
+
+* a group is one autocommit statement calling the fast path's one-record function once per
+  record (``fast_path.append_group``): the same function, so the same lock, checks, record
+  ID, session position and answer as the record appended alone, and all of the group
+  committed together or none of it (2.1). Records are sent sorted by their lock (session,
+  else sessionless run), so two groups, two processes or two replicas take locks in one
+  order (no deadlock among them); records of one run keep their arrival order;
+* a record the function refuses goes, in its own thread, through the Python path, which
+  raises the contract's error, exactly as when appended alone;
+* when the group statement fails (after the unit of work's retries), every record of it is
+  appended again alone, in its own thread, with its own retries and errors: a failure of
+  one never becomes the answer of another, and a group whose commit outcome was unknown is
+  retried record by record as exact retries (2.2);
+* the live tail is told what the group wrote, once, after its commit
+  (``UnitOfWork.committed``), as for every one-statement write.
+
+``RUNTIME_STORE_GROUP_COMMIT=off`` (``SqlStore(group_commit=False)``) appends every record
+alone. Only PostgreSQL's fast path groups: SQLite has one writer and the Python path one
+transaction per operation.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Final
+
+import sqlalchemy as sa
+
+from app.domain.validation import NewRecord
+from runtime_store_client import AppendResult, StoreError
+
+from . import fast_path
+from .unit_of_work import UnitOfWork
+
+#: Most records one group statement carries; more wait for the next flush.
+MAX_GROUP: Final = 64
+
+
+class Alone:
+    """The group statement failed: append this record alone."""
+
+
+ALONE: Final = Alone()
+#: What a record's append came to in a group: stored or inserted (its result), refused by
+#: the fast path (``None``: the Python path decides), to be appended alone, or the error
+#: of its statement when it was sent alone (raised in its caller's thread).
+Outcome = AppendResult | None | Alone | Exception
+
+
+@dataclass(slots=True)
+class _Pending:
+    record: NewRecord
+    done: bool = False
+    outcome: Outcome = None
+
+
+class GroupCommit:
+    """The combiner of one store's single appends (see the module docstring)."""
+
+    def __init__(self, uow: UnitOfWork, *, max_group: int = MAX_GROUP) -> None:
+        self._uow = uow
+        self._max_group = max_group
+        self._changed = threading.Condition(threading.Lock())
+        self._queue: list[_Pending] = []
+        self._flushing = False
+        self._in_flight = 0
+
+    def waiting(self) -> int:
+        """Appends handed over and not yet answered (queued or in the flush in flight)."""
+        with self._changed:
+            return len(self._queue) + self._in_flight
+
+    def append(self, record: NewRecord) -> Outcome:
+        """The record's outcome once a group holding it committed (or failed)."""
+        pending = _Pending(record)
+        with self._changed:
+            self._queue.append(pending)
+            while self._flushing and not pending.done:
+                self._changed.wait()
+            if pending.done:
+                return pending.outcome
+            self._flushing = True
+        try:
+            while not pending.done:
+                with self._changed:
+                    group = self._queue[: self._max_group]
+                    del self._queue[: self._max_group]
+                    self._in_flight = len(group)
+                self._flush(group)
+                with self._changed:
+                    self._in_flight = 0
+                    self._changed.notify_all()
+        finally:
+            with self._changed:
+                self._flushing = False
+                self._changed.notify_all()
+        return pending.outcome
+
+    def _flush(self, group: list[_Pending]) -> None:
+        """Send the group (a group of one as the one-record statement); every member is
+        done afterwards, whatever happened."""
+        outcomes: list[Outcome]
+        try:
+            if len(group) == 1:
+                record = group[0].record
+                outcomes = [self._uow.statement(lambda tx: fast_path.append_one(tx, record))]
+            else:
+                # Sorted by lock, stably: one run's records keep their arrival order.
+                ordered = sorted(group, key=lambda p: _lock_key(p.record))
+                records = [p.record for p in ordered]
+                answers = self._uow.statement(lambda tx: fast_path.append_group(tx, records))
+                by_member = dict(zip(map(id, ordered), answers, strict=True))
+                outcomes = [by_member[id(p)] for p in group]
+        except (StoreError, sa.exc.SQLAlchemyError) as exc:
+            # Alone, the record's own error; in a group, each record retries alone and
+            # meets its own.
+            outcomes = [exc] if len(group) == 1 else [ALONE] * len(group)
+        except Exception as exc:  # a bug: every caller sees it, none waits forever
+            outcomes = [exc] * len(group)
+        for member, outcome in zip(group, outcomes, strict=True):
+            member.outcome = outcome
+            member.done = True
+
+
+def _lock_key(record: NewRecord) -> tuple[int, str]:
+    """The row whose lock serialises the record's writers: its session's, else (a
+    sessionless run) its run's. Sessions first, then runs, each by ID."""
+    return (0, record.session_id) if record.session_id else (1, record.run_id)
