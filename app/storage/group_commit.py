@@ -30,7 +30,6 @@ transaction per operation.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Final
 
 import sqlalchemy as sa
@@ -56,54 +55,89 @@ ALONE: Final = Alone()
 Outcome = AppendResult | None | Alone | Exception
 
 
-@dataclass(slots=True)
 class _Pending:
-    record: NewRecord
-    done: bool = False
-    outcome: Outcome = None
+    """One append handed to the combiner; its thread sleeps on ``wake`` (a lock held
+    from the start, released once) until its group is done or it is made the leader."""
+
+    __slots__ = ("done", "outcome", "record", "wake")
+
+    def __init__(self, record: NewRecord) -> None:
+        self.record = record
+        self.done = False
+        self.outcome: Outcome = None
+        self.wake = threading.Lock()
+        self.wake.acquire()
 
 
 class GroupCommit:
-    """The combiner of one store's single appends (see the module docstring)."""
+    """The combiner of one store's single appends (see the module docstring).
+
+    At most one flush is in flight, sent by its *leader*: the append that found nothing in
+    flight, or the first of the queue, made leader when the previous flush ended. Every
+    other append sleeps on its own lock until its group is done: one wake-up each, no
+    herd of threads woken per flush.
+    """
 
     def __init__(self, uow: UnitOfWork, *, max_group: int = MAX_GROUP) -> None:
         self._uow = uow
         self._max_group = max_group
-        self._changed = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        #: Appends waiting for the next flush; never empty while no leader is flushing.
         self._queue: list[_Pending] = []
         self._flushing = False
         self._in_flight = 0
 
     def waiting(self) -> int:
         """Appends handed over and not yet answered (queued or in the flush in flight)."""
-        with self._changed:
+        with self._lock:
             return len(self._queue) + self._in_flight
 
     def append(self, record: NewRecord) -> Outcome:
         """The record's outcome once a group holding it committed (or failed)."""
         pending = _Pending(record)
-        with self._changed:
-            self._queue.append(pending)
-            while self._flushing and not pending.done:
-                self._changed.wait()
+        with self._lock:
+            queued = self._flushing
+            if queued:
+                self._queue.append(pending)
+            else:
+                self._flushing = True
+        if queued:
+            pending.wake.acquire()  # the group done, or this append made the leader
             if pending.done:
                 return pending.outcome
-            self._flushing = True
+        self._lead(pending, queued=queued)
+        return pending.outcome
+
+    def _lead(self, pending: _Pending, *, queued: bool) -> None:
+        """Flush the group holding ``pending`` (the queue's head when it was queued),
+        then hand the lead to the next queued append, if any."""
+        following: _Pending | None = None
+        group: list[_Pending] = []
         try:
-            while not pending.done:
-                with self._changed:
+            with self._lock:
+                if queued:
                     group = self._queue[: self._max_group]
                     del self._queue[: self._max_group]
-                    self._in_flight = len(group)
+                else:
+                    group = [pending]
+                self._in_flight = len(group)
+            try:
                 self._flush(group)
-                with self._changed:
-                    self._in_flight = 0
-                    self._changed.notify_all()
+            finally:
+                for member in group:
+                    if not member.done:  # only if the flush itself was interrupted
+                        member.outcome, member.done = ALONE, True
+                    if member is not pending:
+                        member.wake.release()
         finally:
-            with self._changed:
-                self._flushing = False
-                self._changed.notify_all()
-        return pending.outcome
+            with self._lock:
+                self._in_flight = 0
+                if self._queue:
+                    following = self._queue[0]
+                else:
+                    self._flushing = False
+            if following is not None:
+                following.wake.release()
 
     def _flush(self, group: list[_Pending]) -> None:
         """Send the group (a group of one as the one-record statement); every member is
