@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     report, path = run(config, output)
     print(report.text())
-    if "grid" in config.parts:
+    if side_by_side.asked(config):
         print("\nside by side (ratios to the raw floor of the same sitting):\n")
         print(side_by_side.table(report.rows))
     print(f"\nresults written to {path}")

@@ -46,16 +46,20 @@ CASES = (
 CPU_COLUMNS = (("load", "client/load"), ("service-postgres", "service"), ("postgres", "PostgreSQL"))
 
 
+OPERATIONS = (APPEND, BATCH, PAGE)
+BACKENDS = ("sqlstore/postgres", "http/postgres")
+
+
 def configure(config: Config, *, quick: bool) -> Config:
     """The grid cells of the side-by-side rows only; ``quick``: shorter cells (about a
     minute and a half in all instead of three)."""
-    config = replace(
-        config,
-        parts=("grid",),
-        operations=(APPEND, BATCH, PAGE),
-        backends=("sqlstore/postgres", "http/postgres"),
-    )
+    config = replace(config, parts=("grid",), operations=OPERATIONS, backends=BACKENDS)
     return replace(config, duration=1.0, warmup=0.3) if quick else config
+
+
+def asked(config: Config) -> bool:
+    """Whether ``config`` is a side-by-side run (its table is printed after the grid's)."""
+    return (config.parts, config.operations, config.backends) == (("grid",), OPERATIONS, BACKENDS)
 
 
 def _cpu(row: Row) -> list[str]:

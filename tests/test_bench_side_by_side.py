@@ -22,6 +22,8 @@ def test_side_by_side_measures_only_its_cells_and_quick_shortens_them() -> None:
     assert (config.duration, config.warmup) == (1.0, 0.3)
     full, _ = parse(["--side-by-side"])
     assert full.duration > config.duration
+    assert side_by_side.asked(full)
+    assert not side_by_side.asked(parse([])[0])  # the full run prints its own table only
 
 
 def test_the_table_gives_each_case_its_floor_ratio_and_cpu_per_process() -> None:
