@@ -42,6 +42,8 @@ from .unit_of_work import UnitOfWork
 
 #: Most records one group statement carries; more wait for the next flush.
 MAX_GROUP: Final = 64
+#: Flushes one store sends at once: a group forms while another waits for its commit.
+MAX_IN_FLIGHT: Final = 2
 
 
 class Alone:
@@ -59,12 +61,14 @@ class _Pending:
     """One append handed to the combiner; its thread sleeps on ``wake`` (a lock held
     from the start, released once) until its group is done or it is made the leader."""
 
-    __slots__ = ("done", "outcome", "record", "wake")
+    __slots__ = ("done", "group", "outcome", "record", "wake")
 
     def __init__(self, record: NewRecord) -> None:
         self.record = record
         self.done = False
         self.outcome: Outcome = None
+        #: The group this append sends when it is made leader (itself first).
+        self.group: list[_Pending] = [self]
         self.wake = threading.Lock()
         self.wake.acquire()
 
@@ -72,19 +76,22 @@ class _Pending:
 class GroupCommit:
     """The combiner of one store's single appends (see the module docstring).
 
-    At most one flush is in flight, sent by its *leader*: the append that found nothing in
-    flight, or the first of the queue, made leader when the previous flush ended. Every
-    other append sleeps on its own lock until its group is done: one wake-up each, no
-    herd of threads woken per flush.
+    At most ``max_in_flight`` flushes are in flight, each sent by its *leader*: an append
+    that found a flush slot free, or the first of the queue, made leader when a flush
+    ended. Every other append sleeps on its own lock until its group is done: one wake-up
+    each, no herd of threads woken per flush.
     """
 
-    def __init__(self, uow: UnitOfWork, *, max_group: int = MAX_GROUP) -> None:
+    def __init__(
+        self, uow: UnitOfWork, *, max_group: int = MAX_GROUP, max_in_flight: int = MAX_IN_FLIGHT
+    ) -> None:
         self._uow = uow
         self._max_group = max_group
+        self._max_in_flight = max_in_flight
         self._lock = threading.Lock()
-        #: Appends waiting for the next flush; never empty while no leader is flushing.
+        #: Appends waiting for a flush; empty while a flush slot is free.
         self._queue: list[_Pending] = []
-        self._flushing = False
+        self._leaders = 0
         self._in_flight = 0
 
     def waiting(self) -> int:
@@ -96,11 +103,11 @@ class GroupCommit:
         """The record's outcome once a group holding it committed (or failed)."""
         pending = _Pending(record)
         with self._lock:
-            queued = self._flushing
+            queued = self._leaders >= self._max_in_flight
             if queued:
                 self._queue.append(pending)
             else:
-                self._flushing = True
+                self._leaders += 1
         if queued:
             pending.wake.acquire()  # the group done, or this append made the leader
             if pending.done:
@@ -109,18 +116,14 @@ class GroupCommit:
         return pending.outcome
 
     def _lead(self, pending: _Pending, *, queued: bool) -> None:
-        """Flush the group holding ``pending`` (the queue's head when it was queued),
-        then hand the lead to the next queued append, if any."""
+        """Flush ``pending``'s group (given to it with the lead when it was queued), then
+        hand the lead, with the next group, to the queue's head, if any."""
         following: _Pending | None = None
-        group: list[_Pending] = []
-        try:
+        group = pending.group
+        if not queued:
             with self._lock:
-                if queued:
-                    group = self._queue[: self._max_group]
-                    del self._queue[: self._max_group]
-                else:
-                    group = [pending]
-                self._in_flight = len(group)
+                self._in_flight += 1
+        try:
             try:
                 self._flush(group)
             finally:
@@ -131,11 +134,16 @@ class GroupCommit:
                         member.wake.release()
         finally:
             with self._lock:
-                self._in_flight = 0
+                self._in_flight -= len(group)
                 if self._queue:
+                    # Taken from the queue here, under the lock: no other leader can
+                    # hand the same appends on.
                     following = self._queue[0]
+                    following.group = self._queue[: self._max_group]
+                    del self._queue[: self._max_group]
+                    self._in_flight += len(following.group)
                 else:
-                    self._flushing = False
+                    self._leaders -= 1
             if following is not None:
                 following.wake.release()
 

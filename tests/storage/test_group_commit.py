@@ -22,10 +22,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore
+from app.storage.group_commit import MAX_IN_FLIGHT
 from runtime_store_client import (
     AppendResult,
     EventConflictError,
-    Record,
     RunNotActiveError,
     RunNotFoundError,
     RunStart,
@@ -81,25 +81,30 @@ def groups(engine: Engine) -> Iterator[GroupStatements]:
 
 
 def grouped(
-    store: SqlStore, engine: Engine, first: Record, calls: Sequence[Callable[[], AppendResult]]
-) -> tuple[Future[AppendResult], list[Future[AppendResult]]]:
-    """Append ``first`` while its session is locked elsewhere, queue ``calls`` behind its
-    flush, then release the lock: the queued calls form one group."""
-    pool = ThreadPoolExecutor(max_workers=len(calls) + 1)
+    store: SqlStore, engine: Engine, calls: Sequence[Callable[[], AppendResult]]
+) -> tuple[list[Future[AppendResult]], list[Future[AppendResult]]]:
+    """Fill every flush slot with an append whose session is locked elsewhere, queue
+    ``calls`` behind them, then release the locks: the queued calls form one group.
+    Returns the blocked appends' futures (each ID "2") and the calls'."""
     combiner = store._ctx.group_commit  # how many appends wait
     assert combiner is not None
+    pool = ThreadPoolExecutor(max_workers=len(calls) + MAX_IN_FLIGHT)
+    firsts = [record(start_root(store, new_session(store).id).run) for _ in range(MAX_IN_FLIGHT)]
     with engine.connect() as blocker, blocker.begin():
         blocker.execute(
-            sa.text("SELECT 1 FROM sessions WHERE session_id = :s FOR UPDATE"),
-            {"s": first.session_id},
+            sa.text("SELECT 1 FROM sessions WHERE session_id = ANY(:s) FOR UPDATE"),
+            {"s": [first.session_id for first in firsts]},
         )
-        leader = pool.submit(store.append_run_record, first)
-        wait_until(lambda: combiner.waiting() == 1 and not leader.done())
-        time.sleep(0.05)  # the leader's flush is in the database, waiting for the lock
+        leaders = []
+        for first in firsts:
+            leaders.append(pool.submit(store.append_run_record, first))
+            wait_until(lambda: combiner.waiting() == len(leaders))
+        time.sleep(0.05)  # the leaders' flushes are in the database, waiting for the locks
+        assert not any(leader.done() for leader in leaders)
         futures = [pool.submit(call) for call in calls]
-        wait_until(lambda: combiner.waiting() == len(calls) + 1)
+        wait_until(lambda: combiner.waiting() == len(calls) + MAX_IN_FLIGHT)
     pool.shutdown(wait=True)
-    return leader, futures
+    return leaders, futures
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
@@ -115,7 +120,6 @@ def test_each_append_of_a_group_keeps_its_own_answer_and_error(
     store = SqlStore(engine)
     changes: list[set[tuple[str, str]]] = []
     store.watch_commits(changes.append)
-    blocked = start_root(store, new_session(store).id).run
     one = start_root(store, new_session(store).id).run
     two = start_root(store, new_session(store).id).run
     done = start_root(store, new_session(store).id).run
@@ -137,9 +141,9 @@ def test_each_append_of_a_group_keeps_its_own_answer_and_error(
         lambda: store.append_run_record(twice),
     ]
     changes.clear()
-    leader, futures = grouped(store, engine, record(blocked, event_key="first"), calls)
+    leaders, futures = grouped(store, engine, calls)
 
-    assert leader.result().id == "2"
+    assert [leader.result().id for leader in leaders] == ["2"] * MAX_IN_FLIGHT
     assert groups.sizes == [len(calls)]  # one statement for every queued append
     ones = [future.result() for future in futures[:5]]
     assert sorted(int(result.id) for result in ones) == [3, 4, 5, 6, 7]
@@ -169,14 +173,13 @@ def test_each_append_of_a_group_keeps_its_own_answer_and_error(
 
 def test_a_failed_group_appends_each_record_alone(engine: Engine, groups: GroupStatements) -> None:
     store = SqlStore(engine)
-    blocked = start_root(store, new_session(store).id).run
     runs = [start_root(store, new_session(store).id).run for _ in range(4)]
     calls = [partial(store.append_run_record, record(run, event_key="only")) for run in runs]
     groups.fail = True
-    leader, futures = grouped(store, engine, record(blocked, event_key="first"), calls)
+    leaders, futures = grouped(store, engine, calls)
 
     assert groups.sizes == [len(calls)]  # sent once, failed, never sent again
-    assert leader.result().inserted
+    assert all(leader.result().inserted for leader in leaders)
     for run, future in zip(runs, futures, strict=True):
         assert (future.result().id, future.result().inserted) == ("2", True)
         assert [r.event_key for r in all_records(store, run.run_id)] == ["start", "only"]
