@@ -2,10 +2,10 @@
 
 Threads of one process that append at the same time (a service worker's database threads,
 an application's threads sharing a ``SqlStore``) hand their validated records to a
-combiner. The first to arrive while no flush is in flight flushes at once, alone: at low
-load nothing waits. Those arriving while a flush is in flight queue; when it ends, one of
-them flushes everything queued so far (no timer: a group is what arrived during the
-previous flush). Each append keeps its own answer and its own error:
+combiner. One that finds a flush slot free (``MAX_IN_FLIGHT``) flushes at once, alone: at
+low load nothing waits. Those arriving while every slot is in flight queue; when a flush
+ends, the queue's head flushes everything queued so far (no timer: a group is what
+arrived during the flushes in flight). Each append keeps its own answer and its own error:
 
 * a group is one autocommit statement calling the fast path's one-record function once per
   record (``fast_path.append_group``): the same function, so the same lock, checks, record
