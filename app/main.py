@@ -187,6 +187,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             page_byte_budget=settings.page_byte_budget,
             limits=settings.limits(),
             fast_path=settings.pg_fast_path,
+            group_commit=settings.group_commit,
             webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
             read_engines=read_engines,
             replica_max_lag_seconds=settings.replica_max_lag_seconds,

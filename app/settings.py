@@ -49,6 +49,11 @@ class Settings(BaseSettings):
         description="PostgreSQL: answer the common appends, starts and terminal writes with "
         "one SQL function call (on), or send every write through the Python path (off).",
     )
+    group_commit: bool = Field(
+        default=True,
+        description="PostgreSQL fast path: combine concurrent single appends of a worker "
+        "into one statement and one commit (on), or commit each alone (off).",
+    )
     page_max: int = Field(default=1000, gt=0, description="Largest page a list returns.")
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."

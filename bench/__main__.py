@@ -7,10 +7,22 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from . import side_by_side
 from .config import PARTS, Config, postgres_admin_url
 from .run import run
 from .servers import postgres_answers
 from .workloads import WORKLOADS
+
+
+def _mode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Config:
+    """The configuration of the mode asked for (default, smoke, large, side by side)."""
+    factory = Config.smoke if args.smoke else Config.large if args.large else Config.default
+    config = factory(args.postgres_url, args.server_workers)
+    if args.quick and not args.side_by_side:
+        parser.error("--quick goes with --side-by-side")
+    if args.side_by_side:
+        config = side_by_side.configure(config, quick=args.quick)
+    return config
 
 
 def parse(argv: list[str]) -> tuple[Config, Path | None]:
@@ -18,6 +30,15 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--smoke", action="store_true", help="tiny scale, seconds (tests use it)")
     mode.add_argument("--large", action="store_true", help="also page through 10M records")
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="only the rows of the HTTP path next to SqlStore and the raw floor, on "
+        "PostgreSQL (appends, batches of 16, pages of 100; a few minutes)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="with --side-by-side: shorter cells (~1.5 min)"
+    )
     parser.add_argument("--duration", type=float, help="measured seconds per cell")
     parser.add_argument("--warmup", type=float, help="unmeasured seconds before each cell")
     parser.add_argument("--levels", help="concurrent workers, e.g. 1,4,16")
@@ -50,8 +71,7 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
         "--output", type=Path, help="JSON results path (default bench/results/<time>.json)"
     )
     args = parser.parse_args(argv)
-    factory = Config.smoke if args.smoke else Config.large if args.large else Config.default
-    config = factory(args.postgres_url, args.server_workers)
+    config = _mode(parser, args)
     if args.duration is not None:
         config = replace(config, duration=args.duration)
     if args.warmup is not None:
@@ -82,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     report, path = run(config, output)
     print(report.text())
+    if side_by_side.asked(config):
+        print("\nside by side (ratios to the raw floor of the same sitting):\n")
+        print(side_by_side.table(report.rows))
     print(f"\nresults written to {path}")
     errors = sum(row.errors for row in report.rows)
     if errors:

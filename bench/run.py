@@ -33,6 +33,8 @@ from .targets import evaluate
 from .workloads import WORKLOADS, CallFactory, Cell, Database, new_prefix, terminal_budget
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: How a boolean setting is switched off (as pydantic reads the service's settings).
+OFF = ("0", "off", "false", "no", "f", "n")
 
 
 @dataclass
@@ -86,7 +88,10 @@ class Benchmark:
         # A connection per worker thread, as the ceiling has (an application sizes its pool
         # to its threads).
         engine = create_engine(url, pool_size=max(self.config.levels), max_overflow=4)
-        return Database(name, url, engine, SqlStore(engine), self.config.list_records)
+        # RUNTIME_STORE_GROUP_COMMIT=off switches group commit off here as in ``serve``.
+        grouped = os.environ.get("RUNTIME_STORE_GROUP_COMMIT", "on").lower() not in OFF
+        store = SqlStore(engine, group_commit=grouped)
+        return Database(name, url, engine, store, self.config.list_records)
 
     def stop(self) -> None:
         for ceiling in self.ceilings:

@@ -7,6 +7,7 @@ from typing import Final
 
 from app.domain.limits import Limits
 
+from .group_commit import GroupCommit
 from .keys import CursorKeys
 from .unit_of_work import UnitOfWork
 
@@ -27,3 +28,5 @@ class Context:
     #: Payload bytes after which a page of records stops (section 4).
     page_byte_budget: int = DEFAULT_PAGE_BYTE_BUDGET
     purge_batch: int = DEFAULT_PURGE_BATCH
+    #: Combines concurrent single appends (``group_commit.py``); ``None``: each alone.
+    group_commit: GroupCommit | None = None

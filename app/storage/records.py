@@ -20,12 +20,14 @@ import sqlalchemy as sa
 from app.domain import cursors
 from app.domain import validation as v
 from app.domain.append import ordinary_append
+from app.domain.validation import NewRecord
 from runtime_store_client import AppendResult, Page, Record, UnavailableError
 
 from . import fast_path
 from .append_check import insert, result
 from .context import Context
 from .driver import DriverStatement
+from .group_commit import Alone
 from .rows import RECORD_COLUMNS, records_from_rows
 from .schema import run_records
 from .sessions import readable_session
@@ -37,9 +39,10 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
     ctx.limits.check_record(record)
     rec = v.check_ordinary_record(record)
     if ctx.uow.dialect.fast_path:
-        # PostgreSQL: one round trip for the insert and the exact retry; anything the
-        # statement refuses goes through the transaction below, which raises the error.
-        found = ctx.uow.statement(lambda tx: fast_path.append_one(tx, rec))
+        # PostgreSQL: one round trip for the insert and the exact retry (grouped with
+        # concurrent appends when group commit is on); anything the statement refuses
+        # goes through the transaction below, which raises the error.
+        found = _fast_append(ctx, rec)
         if found is not None:
             return found
 
@@ -51,6 +54,17 @@ def append_run_record(ctx: Context, record: Record) -> AppendResult:
         return insert(tx, run, rec, session)
 
     return ctx.uow.write(operation)
+
+
+def _fast_append(ctx: Context, rec: NewRecord) -> AppendResult | None:
+    """The fast path's answer (``None``: refused), through the group commit when on."""
+    if ctx.group_commit is not None:
+        outcome = ctx.group_commit.append(rec)
+        if isinstance(outcome, Exception):
+            raise outcome
+        if not isinstance(outcome, Alone):
+            return outcome
+    return ctx.uow.statement(lambda tx: fast_path.append_one(tx, rec))
 
 
 @dataclass(frozen=True, slots=True)

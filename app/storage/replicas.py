@@ -117,8 +117,11 @@ def current() -> RequestPositions | None:
     return _REQUEST.get()
 
 
-def primary_position(conn: Connection) -> int:
+def primary_position(conn: Connection | Engine) -> int:
     """The primary's WAL position now: past every commit made before this call."""
+    if isinstance(conn, Engine):
+        with conn.connect() as own:
+            return primary_position(own)
     return int(conn.exec_driver_sql(_POSITION_SQL).scalar_one())
 
 

@@ -62,6 +62,7 @@ from . import (
 )
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .delivery_queue import DeliveryQueue
+from .group_commit import GroupCommit
 from .keys import CursorKeys
 from .records import StreamPage
 from .replicas import primary_position, replica_set
@@ -86,10 +87,11 @@ class SqlStore:
         webhooks: WebhookConfig | None = None,
         read_engines: Sequence[Engine] = (),
         replica_max_lag_seconds: float = 1.0,
+        group_commit: bool = True,
     ) -> None:
-        """``fast_path=False``: every PostgreSQL write takes the Python path, never the SQL
-        functions of ``fast_path/``. ``read_engines``: streaming replicas of ``engine``
-        that may serve the reads of HTTP requests (replicas.py, CONTRACT.md 14)."""
+        """``fast_path=False``: no SQL function of ``fast_path/`` is called;
+        ``group_commit=False``: concurrent appends are not combined (group_commit.py);
+        ``read_engines``: streaming replicas that may serve HTTP reads (replicas.py)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         uow.replicas = replica_set(engine, read_engines, max_lag_seconds=replica_max_lag_seconds)
         self._clock = clock
@@ -100,19 +102,16 @@ class SqlStore:
             page_max=page_max,
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,
+            group_commit=GroupCommit(uow) if group_commit and uow.dialect.fast_path else None,
         )
         #: The webhook dispatcher's side of the outbox (13.3).
         self.webhook_queue = DeliveryQueue(self._ctx, webhooks or WebhookConfig(), clock)
+        #: Whether the database tells every worker of each commit (else ``watch_commits``).
+        self.commits_notified_by_database: bool = uow.dialect.notifies_commits
 
     def write_position(self) -> int:
         """The primary's position now, past every write committed before (replicas.py)."""
-        with self._ctx.uow.engine.connect() as conn:
-            return primary_position(conn)
-
-    @property
-    def commits_notified_by_database(self) -> bool:
-        """Whether the database tells every worker of each commit (else ``watch_commits``)."""
-        return self._ctx.uow.dialect.notifies_commits
+        return primary_position(self._ctx.uow.engine)
 
     def watch_commits(self, callback: Callable[[set[tuple[str, str]]], None] | None) -> None:
         """Tell ``callback`` the (session_id, run_id) of each commit's records (live tail)."""

@@ -138,10 +138,41 @@ FINISH_RUN: Final = SqlFunction(
 #: Every function of the fast path.
 FUNCTIONS: Final = (APPEND_RECORD, APPEND_RECORDS, START_RUN, FINISH_RUN)
 
+
+def _group_statement() -> DriverStatement:
+    """``runtime_store_append_record`` once per element of the group's arrays, in array
+    order (a lateral call per row of ``unnest … WITH ORDINALITY``), its answers in the same
+    order: one statement, so in autocommit one transaction for the whole group. Each call
+    is a volatile function's, so it sees what the calls before it wrote (a run's second
+    record gets the next ID; an exact retry of an earlier record of the group is answered
+    ``stored``)."""
+    inputs = APPEND_RECORD.inputs
+    arrays = ", ".join(f"CAST(:{name}s AS {sql_type}[])" for name, sql_type in inputs)
+    names = ", ".join(name for name, _ in inputs)
+    arguments = ", ".join(f"p_{name} => g.{name}" for name, _ in inputs)
+    source = sa.text(
+        f"unnest({arrays}) WITH ORDINALITY AS g({names}, n) "
+        f"CROSS JOIN LATERAL {APPEND_RECORD.name}({arguments}) AS f"
+    )
+    columns: list[sa.ColumnClause[Any]] = [sa.column(name) for name in APPEND_RECORD.outputs]
+    select = sa.select(*columns).select_from(source).order_by(sa.literal_column("g.n"))
+    return DriverStatement(select, binary=tuple(f"{name}s" for name, _ in inputs))
+
+
 _APPEND_RECORD = APPEND_RECORD.statement()
 _APPEND_RECORDS = APPEND_RECORDS.statement()
 _START_RUN = START_RUN.statement()
 _FINISH_RUN = FINISH_RUN.statement()
+_APPEND_GROUP = _group_statement()
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupRow:
+    """One answer of the group statement, read as a one-record function's row."""
+
+    outcome: str
+    record_id: int | None
+    session_status: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +204,19 @@ def append_one(tx: Tx, record: NewRecord) -> AppendResult | None:
     """An ordinary append (3.7) or its exact retry, in one round trip."""
     row = _APPEND_RECORD.first(tx.conn, values_of(record, NEW_RECORD_FIELDS))
     return _one_record(tx, record, row)
+
+
+def append_group(tx: Tx, records: Sequence[NewRecord]) -> list[AppendResult | None]:
+    """Ordinary appends of any runs (3.7) in one round trip and one transaction
+    (``group_commit.py``): each record's answer as ``append_one`` gives it alone."""
+    values = [values_of(record, NEW_RECORD_FIELDS) for record in records]
+    params = {f"{name}s": [value[name] for value in values] for name, _ in APPEND_RECORD.inputs}
+    rows = _APPEND_GROUP.all(tx.conn, params)
+    if len(rows) != len(records):
+        raise RuntimeError(f"a group of {len(records)} appends answered {len(rows)} rows")
+    return [
+        _one_record(tx, record, _GroupRow(*row)) for record, row in zip(records, rows, strict=True)
+    ]
 
 
 def append_many(tx: Tx, run_id: str, records: Sequence[NewRecord]) -> list[AppendResult] | None:
