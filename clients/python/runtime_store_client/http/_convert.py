@@ -28,6 +28,7 @@ from .._generated.models import (
 )
 from .._generated.types import Unset
 from .._records import trusted_record
+from ..errors import InvalidTranscriptError
 from ..times import to_utc
 from ..transcript import Message, decode_message
 from ..types import (
@@ -230,3 +231,15 @@ def snapshot(body: SnapshotBody) -> Snapshot:
 
 def transcript_page(body: TranscriptPageBody) -> tuple[list[Message], str]:
     return [decode_message(item.to_dict()) for item in body.messages], body.next_cursor
+
+
+def transcript_page_json(body: Any) -> tuple[list[Message], str]:
+    """``transcript_page(TranscriptPageBody.from_dict(body))`` in one layer: the models of
+    a message's parts cost more than decoding the message. A body it cannot read, or a
+    message the decoder refuses, is ``ValueError``: the generated models then read it,
+    and raise, as before."""
+    try:
+        messages = [decode_message(item) for item in body["messages"]]
+    except InvalidTranscriptError as exc:
+        raise ValueError(str(exc)) from None
+    return messages, _str(body["next_cursor"])

@@ -320,6 +320,7 @@ def transcript_page(
             "thinking": thinking,
         },
         c.transcript_page,
+        c.transcript_page_json,
     )
 
 
