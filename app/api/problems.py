@@ -32,7 +32,7 @@ from runtime_store_client import (
     StoreError,
     UnavailableError,
 )
-from runtime_store_client.errors import STATUS_BY_CODE
+from runtime_store_client.errors import PROBLEM_TITLES, STATUS_BY_CODE
 
 from .auth import refuse_unauthorized
 from .body_depth import body_too_deep, too_deep_detail
@@ -73,21 +73,7 @@ STATUS_OF: Mapping[str, int] = MappingProxyType(
 )
 
 
-_TITLES = {
-    400: "Bad request",
-    401: "Unauthenticated",
-    403: "Permission denied",
-    404: "Not found",
-    405: "Method not allowed",
-    408: "Request timeout",
-    409: "Conflict",
-    410: "Gone",
-    413: "Payload too large",
-    415: "Unsupported media type",
-    422: "Invalid argument",
-    500: "Internal error",
-    503: "Unavailable",
-}
+_TITLES = PROBLEM_TITLES  # one home: the client's errors (the console shows them too)
 
 
 class FieldError(BaseModel):

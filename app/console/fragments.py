@@ -8,7 +8,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from .api import Api, ApiError, path
+from runtime_store_client import (
+    RunPage,
+    RunStatus,
+    RunSuspensionNotFoundError,
+    SessionStatus,
+)
+from runtime_store_client.filters import label_filters
+
+from . import filters as read
+from .api import Api, path
 from .pages import RunFiltersDep
 from .rendering import (
     PAGE_SIZE,
@@ -17,13 +26,7 @@ from .rendering import (
     fragment,
     link,
 )
-from .views import (
-    FINISHED,
-    RecordView,
-    api_time,
-    base64_size,
-    run_facts,
-)
+from .views import RecordView, run_facts
 
 router = APIRouter()
 
@@ -43,20 +46,17 @@ async def sessions_fragment(
     filters = {"status": status, "created_after": created_after, "created_before": created_before}
 
     async def load(api: Api) -> dict[str, Any]:
-        body = await api.get(
-            "/v1/sessions",
-            {
-                "status": status,
-                "created_after": api_time(created_after),
-                "created_before": api_time(created_before),
-                "cursor": cursor,
-                "limit": str(PAGE_SIZE),
-            },
+        body = await api.store.list_sessions(
+            statuses=read.statuses(SessionStatus, [status], "status"),
+            created_after=read.time(created_after, "created_after"),
+            created_before=read.time(created_before, "created_before"),
+            cursor=cursor,
+            limit=PAGE_SIZE,
         )
         return {
-            "sessions": body["sessions"],
-            "next": link("/console/sessions", {**filters, "cursor": body["next_cursor"]})
-            if body["next_cursor"]
+            "sessions": body.sessions,
+            "next": link("/console/sessions", {**filters, "cursor": body.next_cursor})
+            if body.next_cursor
             else "",
             "first": link("/console/sessions", filters) if cursor else "",
         }
@@ -71,17 +71,13 @@ async def session_fragment(
     """``GET /v1/sessions/{id}`` and a page of its runs (``GET /v1/runs?session_id=``)."""
 
     async def load(api: Api) -> dict[str, Any]:
-        session = await api.get(path("v1", "sessions", session_id))
-        runs = await api.get(
-            "/v1/runs", {"session_id": session_id, "cursor": cursor, "limit": str(PAGE_SIZE)}
-        )
+        session = await api.store.load_session(session_id)
+        runs = await api.store.search_runs(session_id=session_id, cursor=cursor, limit=PAGE_SIZE)
         return {
             "session": session,
-            "runs": runs["runs"],
-            "next": link(
-                "/console/session", {"session_id": session_id, "cursor": runs["next_cursor"]}
-            )
-            if runs["next_cursor"]
+            "runs": runs.runs,
+            "next": link("/console/session", {"session_id": session_id, "cursor": runs.next_cursor})
+            if runs.next_cursor
             else "",
             "first": link("/console/session", {"session_id": session_id}) if cursor else "",
         }
@@ -94,15 +90,13 @@ async def purge_fragment(request: Request, session_id: str = "") -> HTMLResponse
     """What purging the session deletes: the confirmation's text."""
 
     async def load(api: Api) -> dict[str, Any]:
-        session = await api.get(path("v1", "sessions", session_id))
-        runs = await api.get(
-            "/v1/runs", {"session_id": session_id, "limit": str(PURGE_COUNT_LIMIT)}
-        )
-        running = [run for run in runs["runs"] if run["status"] == "running"]
+        session = await api.store.load_session(session_id)
+        runs = await api.store.search_runs(session_id=session_id, limit=PURGE_COUNT_LIMIT)
+        running = [run for run in runs.runs if run.status is RunStatus.RUNNING]
         return {
             "session": session,
-            "run_count": len(runs["runs"]),
-            "more": bool(runs["next_cursor"]),
+            "run_count": len(runs.runs),
+            "more": bool(runs.next_cursor),
             "running": running,
         }
 
@@ -114,19 +108,31 @@ async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = 
     """A page of ``GET /v1/runs`` with the page's filters."""
 
     async def load(api: Api) -> dict[str, Any]:
-        params = [
-            (key, api_time(value) if key.startswith("started_") else value)
-            for key, values in filters.items()
-            for value in ([values] if isinstance(values, str) else values)
-        ]
-        params += [("cursor", cursor), ("limit", str(PAGE_SIZE))]
-        body = await api.get("/v1/runs", params)
+        statuses = read.statuses(RunStatus, filters.status, "status")
+        started_after = read.time(filters.started_after, "started_after")
+        started_before = read.time(filters.started_before, "started_before")
+        labels = label_filters(filters.label)
+        if labels is None:  # two values asked for one key: no run matches (as the API says)
+            await api.check_token()
+            body = RunPage(runs=[])
+        else:
+            body = await api.store.search_runs(
+                statuses=statuses,
+                agent_id=filters.agent_id,
+                session_id=filters.session_id,
+                parent_run_id=filters.parent_run_id,
+                labels=labels,
+                started_after=started_after,
+                started_before=started_before,
+                cursor=cursor,
+                limit=PAGE_SIZE,
+            )
         return {
-            "runs": body["runs"],
-            "next": link("/console/runs", {**filters, "cursor": body["next_cursor"]})
-            if body["next_cursor"]
+            "runs": body.runs,
+            "next": link("/console/runs", {**filters.query(), "cursor": body.next_cursor})
+            if body.next_cursor
             else "",
-            "first": link("/console/runs", filters) if cursor else "",
+            "first": link("/console/runs", filters.query()) if cursor else "",
         }
 
     return await fragment(request, "fragments/runs.html", load)
@@ -138,23 +144,20 @@ async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
     lifecycle records name (from the first page of its records)."""
 
     async def load(api: Api) -> dict[str, Any]:
-        run = await api.get(path("v1", "runs", run_id))
-        records = await api.get(
-            path("v1", "runs", run_id, "records"), {"limit": str(RECORDS_PAGE_SIZE)}
-        )
+        run = await api.store.load_run(run_id)
+        records = await api.store.list_run_records(run_id, limit=RECORDS_PAGE_SIZE)
         checkpoint = None
         try:
-            found = await api.get(path("v1", "runs", run_id, "suspension"))
-        except ApiError as missing:
-            if missing.problem.code != "run_suspension_not_found":
-                raise
+            found = await api.store.load_run_suspension(run_id)
+        except RunSuspensionNotFoundError:
+            pass
         else:
-            checkpoint = {"id": found["id"], "size": base64_size(found["data"])}
+            checkpoint = {"id": found.id, "size": len(found.data)}
         return {
             "run": run,
             "checkpoint": checkpoint,
-            "finished": run["status"] in FINISHED,
-            **run_facts(records["records"]),
+            "finished": run.status.is_finished,
+            **run_facts(records.records),
         }
 
     return await fragment(request, "fragments/run.html", load)
@@ -167,15 +170,13 @@ async def children_fragment(
     """A page of the run's children (``GET /v1/runs?parent_run_id=``)."""
 
     async def load(api: Api) -> dict[str, Any]:
-        body = await api.get(
-            "/v1/runs", {"parent_run_id": run_id, "cursor": cursor, "limit": str(PAGE_SIZE)}
-        )
+        body = await api.store.search_runs(parent_run_id=run_id, cursor=cursor, limit=PAGE_SIZE)
         here = {"run_id": run_id, "records_cursor": records_cursor}
         return {
-            "runs": body["runs"],
-            "next": link("/console/run", {**here, "children_cursor": body["next_cursor"]})
+            "runs": body.runs,
+            "next": link("/console/run", {**here, "children_cursor": body.next_cursor})
             + "#children"
-            if body["next_cursor"]
+            if body.next_cursor
             else "",
             "first": link("/console/run", here) + "#children" if cursor else "",
         }
@@ -191,23 +192,19 @@ async def records_fragment(
     run may still write, the address of its live tail for the browser to follow."""
 
     async def load(api: Api) -> dict[str, Any]:
-        run = await api.get(path("v1", "runs", run_id))
-        body = await api.get(
-            path("v1", "runs", run_id, "records"),
-            {"cursor": cursor, "limit": str(RECORDS_PAGE_SIZE)},
-        )
-        records = [RecordView.of(record) for record in body["records"]]
+        run = await api.store.load_run(run_id)
+        body = await api.store.list_run_records(run_id, cursor, RECORDS_PAGE_SIZE)
+        records = [RecordView.of(record) for record in body.records]
         here = {"run_id": run_id, "children_cursor": children_cursor}
         last = records[-1].id if records else cursor
-        follow = not body["next_cursor"] and run["status"] not in FINISHED
+        follow = not body.next_cursor and not run.status.is_finished
         return {
             "records": records,
-            "status": run["status"],
+            "status": run.status,
             "tail": path("v1", "runs", run_id, "records", "stream") if follow else "",
             "tail_cursor": last,
-            "next": link("/console/run", {**here, "records_cursor": body["next_cursor"]})
-            + "#records"
-            if body["next_cursor"]
+            "next": link("/console/run", {**here, "records_cursor": body.next_cursor}) + "#records"
+            if body.next_cursor
             else "",
             "first": link("/console/run", here) + "#records" if cursor else "",
         }

@@ -3,6 +3,7 @@ from the query string) whose fragments ``console.js`` then fetches; and its two 
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
@@ -39,7 +40,22 @@ async def static_asset(name: str) -> Response:
 
 # --- run filters -----------------------------------------------------------------------
 
-RunFilters = dict[str, str | list[str]]
+
+@dataclass(frozen=True)
+class RunFilters:
+    """The search API's run filters as a console query string carries them (empty
+    entries dropped): as the form shows them and as links carry them (``query``)."""
+
+    status: list[str]
+    agent_id: str
+    label: list[str]
+    session_id: str
+    parent_run_id: str
+    started_after: str
+    started_before: str
+
+    def query(self) -> dict[str, str | list[str]]:
+        return asdict(self)
 
 
 def run_filters(
@@ -51,17 +67,16 @@ def run_filters(
     started_after: str = "",
     started_before: str = "",
 ) -> RunFilters:
-    """The search API's run filters from a console query string (empty entries dropped),
-    as the form shows them and as links carry them."""
-    return {
-        "status": [item for item in status if item],
-        "agent_id": agent_id,
-        "label": [item for item in label if item],
-        "session_id": session_id,
-        "parent_run_id": parent_run_id,
-        "started_after": started_after,
-        "started_before": started_before,
-    }
+    """The run filters of a console query string."""
+    return RunFilters(
+        status=[item for item in status if item],
+        agent_id=agent_id,
+        label=[item for item in label if item],
+        session_id=session_id,
+        parent_run_id=parent_run_id,
+        started_after=started_after,
+        started_before=started_before,
+    )
 
 
 RunFiltersDep = Annotated[RunFilters, Depends(run_filters)]
@@ -102,8 +117,7 @@ async def session_page(session_id: str = "", cursor: str = "") -> HTMLResponse:
 @router.get("/runs")
 async def runs_page(filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
     """Runs of every session, newest first, with the search API's filters."""
-    label = list(filters["label"])  # always a list: run_filters builds it
-    labels = [*label, "", ""][: max(2, len(label))]
+    labels = [*filters.label, "", ""][: max(2, len(filters.label))]
     return page(
         "runs.html",
         "Runs",
@@ -111,7 +125,7 @@ async def runs_page(filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
         filters=filters,
         labels=labels,
         statuses=RUN_STATUSES,
-        data=link("/console/fragments/runs", {**filters, "cursor": cursor}),
+        data=link("/console/fragments/runs", {**filters.query(), "cursor": cursor}),
         paged=bool(cursor),
     )
 

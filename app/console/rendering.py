@@ -2,7 +2,7 @@
 
 Templates are Jinja2 with autoescape on (payloads are untrusted model output); a fragment
 calls the JSON API in-process (``app.console.api``) with the caller's token and renders
-the answer, or the API's problem with its status.
+the answer, or the contract error it was refused with, as a problem with its status.
 """
 
 from __future__ import annotations
@@ -18,12 +18,18 @@ import jinja2
 from fastapi import Query, Request
 from fastapi.responses import HTMLResponse
 
-from runtime_store_client import RunStatus, SessionStatus
-
-from .api import Api, ApiError
-from .views import (
-    human_bytes,
+from runtime_store_client import (
+    AuthError,
+    PermissionDeniedError,
+    RunStatus,
+    SessionStatus,
+    StoreError,
 )
+from runtime_store_client.errors import problem_title
+from runtime_store_client.times import format_rfc3339
+
+from .api import Api
+from .views import human_bytes
 
 #: Items per page of every console list.
 PAGE_SIZE: Final = 50
@@ -82,7 +88,13 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.globals.update(link=link, asset_version=asset_version(), human_bytes=human_bytes)
+    environment.globals.update(
+        link=link,
+        asset_version=asset_version(),
+        human_bytes=human_bytes,
+        SessionStatus=SessionStatus,
+    )
+    environment.filters["time"] = format_rfc3339  # as the API writes times
     return environment
 
 
@@ -100,19 +112,31 @@ Loader = Callable[[Api], Awaitable[dict[str, Any]]]
 
 
 async def fragment(request: Request, template: str, load: Loader) -> HTMLResponse:
-    """A fragment from the API's answers, or the API's problem as a readable message
-    (with the problem's status)."""
+    """A fragment from the API's answers, or the error a call was refused with as a
+    readable problem (with its status)."""
     try:
         async with Api(request) as api:
-            context = await load(api)
-    except ApiError as refused:
-        return render(
-            "problem.html",
-            {"problem": refused.problem},
-            status=refused.problem.status,
-            fragment=True,
-        )
+            try:
+                context = await load(api)
+            except StoreError:
+                if not api.sent:  # refused here: the API would have judged the token first
+                    await api.check_token()
+                raise
+    except StoreError as refused:
+        return render("problem.html", problem(refused), status=refused.status, fragment=True)
     return render(template, context, fragment=True)
+
+
+def problem(error: StoreError) -> dict[str, Any]:
+    """What the problem template shows of a contract error, and the hint it deserves."""
+    return {
+        "code": error.code,
+        "status": error.status,
+        "title": problem_title(error.status),
+        "detail": error.message,
+        "needs_token": error.code == AuthError.default_code,
+        "denied": isinstance(error, PermissionDeniedError),
+    }
 
 
 def page(template: str, title: str, section: str, **context: Any) -> HTMLResponse:

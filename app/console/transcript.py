@@ -15,9 +15,14 @@ from typing import Any, Final
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from runtime_store_client import InvalidTranscriptError
+from runtime_store_client import (
+    InvalidArgumentError,
+    InvalidTranscriptError,
+    StoreError,
+    TranscriptViolation,
+)
 
-from .api import Api, ApiError, Problem, path
+from .api import Api
 from .rendering import MAX_LISTED_FINDINGS, fragment, link
 from .views import conversation, findings_by_message, thinking_used, transcript_messages
 
@@ -32,14 +37,10 @@ async def _past(api: Api, run_id: str, record_id: int) -> int:
     one read of at most one record (``cursor`` is a record ID; one past the last record
     is refused)."""
     try:
-        body = await api.get(
-            path("v1", "runs", run_id, "records"), {"cursor": str(record_id), "limit": "1"}
-        )
-    except ApiError as refused:
-        if refused.problem.code != "invalid_argument":
-            raise
+        page = await api.store.list_run_records(run_id, str(record_id), 1)
+    except InvalidArgumentError:
         return -1
-    return 1 if body["records"] else 0
+    return 1 if page.records else 0
 
 
 async def last_record_id(api: Api, run_id: str) -> str:
@@ -68,36 +69,20 @@ async def last_record_id(api: Api, run_id: str) -> str:
 
 async def _checks(
     api: Api, run_id: str, thinking_on: bool
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+) -> tuple[dict[str, list[TranscriptViolation]], dict[str, str]]:
     """The findings of each validator on the whole transcript, or why it was not checked."""
-    transcript_path = path("v1", "runs", run_id, "transcript")
-    checks: dict[str, list[dict[str, Any]]] = {}
+    checks: dict[str, list[TranscriptViolation]] = {}
     notes: dict[str, str] = {}
-    for validator, params in (
-        ("planner", {"validate": "planner"}),
-        ("bedrock", {"validate": "bedrock", "thinking": "true" if thinking_on else "false"}),
-    ):
-        # limit=1: the check reads the whole transcript, the page it returns is unused.
-        problem = await api.problem_or_none(transcript_path, {**params, "limit": "1"})
-        if problem is None:
-            checks[validator] = []
-        elif problem.code == "invalid_transcript":
-            checks[validator] = problem.violations
+    for validator, thinking in (("planner", False), ("bedrock", thinking_on)):
+        try:
+            await api.store.load_transcript(run_id, validate=validator, thinking=thinking)
+        except InvalidTranscriptError as broken:
+            checks[validator] = broken.violations
+        except StoreError as refused:
+            notes[validator] = f"{refused.code}: {refused.message}"
         else:
-            notes[validator] = f"{problem.code}: {problem.detail}"
+            checks[validator] = []
     return checks, notes
-
-
-def _messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The page's messages; a payload that is not a message array is shown as the API
-    shows it (422 ``invalid_transcript``), never as a server error."""
-    try:
-        return transcript_messages(records)
-    except InvalidTranscriptError as broken:
-        problem = Problem(
-            status=broken.status, code=broken.code, title="Invalid argument", detail=str(broken)
-        )
-        raise ApiError(problem) from broken
 
 
 @router.get("/fragments/run/transcript")
@@ -114,11 +99,10 @@ async def transcript_fragment(
 
     async def load(api: Api) -> dict[str, Any]:
         upto = through or await last_record_id(api, run_id)
-        body = await api.get(
-            path("v1", "runs", run_id, "transcript-records"),
-            {"through": upto, "after": after, "limit": str(TRANSCRIPT_PAGE_RECORDS)},
+        body = await api.store.list_run_transcript_records(
+            run_id, upto, after, TRANSCRIPT_PAGE_RECORDS
         )
-        messages = _messages(body["records"])
+        messages = transcript_messages(body.records)
         thinking_on = thinking == "on" if thinking else thinking_used(messages)
         checks, notes = await _checks(api, run_id, thinking_on)
         here = {"run_id": run_id, "thinking": thinking, "through": upto}
@@ -141,9 +125,9 @@ async def transcript_fragment(
             "thinking_on": thinking_on,
             "next": link(
                 "/console/run/transcript",
-                {**here, "after": body["next_cursor"], "offset": str(offset + len(messages))},
+                {**here, "after": body.next_cursor, "offset": str(offset + len(messages))},
             )
-            if body["next_cursor"]
+            if body.next_cursor
             else "",
             "first": link("/console/run/transcript", here) if after else "",
         }

@@ -1,4 +1,4 @@
-"""What the console's templates show, shaped from the API's JSON answers.
+"""What the console's templates show, shaped from the API's answers (the client's types).
 
 Nothing here trusts a payload: values reach the templates as text and Jinja2 escapes
 them (autoescape on); images and documents are described, never decoded.
@@ -12,12 +12,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from runtime_store_client import InvalidTranscriptError, LifecycleRecordType, RunStatus
+from runtime_store_client import (
+    InvalidTranscriptError,
+    LifecycleRecordType,
+    Record,
+    TranscriptViolation,
+)
+from runtime_store_client.times import format_rfc3339
 from runtime_store_client.transcript import decode_messages, encode_message
 
-#: Run statuses after which nothing is appended (a suspended run may be repaired to a
-#: final status, so its tail stays open).
-FINISHED: Final = frozenset(status.value for status in RunStatus if status.is_finished)
 #: Payloads up to this many bytes are shown open in the timeline.
 OPEN_PAYLOAD_BYTES: Final = 600
 
@@ -137,33 +140,33 @@ class RecordView:
         return self.size <= OPEN_PAYLOAD_BYTES
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> RecordView:
-        payload = str(record.get("payload", ""))
+    def of(cls, record: Record) -> RecordView:
+        payload = record.payload.decode()
         return cls(
-            id=str(record.get("id", "")),
-            type=str(record.get("type", "")),
-            event_key=str(record.get("event_key", "")),
-            turn_id=str(record.get("turn_id", "")),
-            timestamp=str(record.get("timestamp", "")),
+            id=record.id,
+            type=record.type,
+            event_key=record.event_key,
+            turn_id=record.turn_id,
+            timestamp=format_rfc3339(record.timestamp),
             payload=pretty_json(payload),
-            size=len(payload.encode()),
+            size=len(record.payload),
         )
 
 
-def run_facts(records: list[dict[str, Any]]) -> dict[str, Any]:
+def run_facts(records: list[Record]) -> dict[str, Any]:
     """What a run's meta lacks but its lifecycle records say: the predecessor (in
     ``run_started``) and the final outcome (``run_completed``), when among ``records``."""
     facts: dict[str, Any] = {"predecessor_run_id": "", "outcome": None}
     for record in records:
         try:
-            payload = _shown(parse_payload(str(record.get("payload", ""))))
+            payload = _shown(parse_payload(record.payload.decode()))
         except (ValueError, RecursionError):
             continue
         if not isinstance(payload, dict):
             continue
-        if record.get("type") == "run_started":
+        if record.type == LifecycleRecordType.RUN_STARTED:
             facts["predecessor_run_id"] = str(payload.get("PredecessorRunID") or "")
-        elif record.get("type") == LifecycleRecordType.RUN_COMPLETED:
+        elif record.type == LifecycleRecordType.RUN_COMPLETED:
             facts["outcome"] = {
                 "status": str(payload.get("status", "")),
                 "failure": payload.get("failure")
@@ -251,35 +254,34 @@ def conversation(
     return views
 
 
-def transcript_messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def transcript_messages(records: list[Record]) -> list[dict[str, Any]]:
     """The messages of transcript records (as a page carries them), in order, each as the
     API's transcript answers it. ``InvalidTranscriptError`` names the record whose payload
     is not a message array (CONTRACT.md 10.3)."""
     messages: list[dict[str, Any]] = []
     for record in records:
         try:
-            decoded = decode_messages(str(record.get("payload", "")).encode())
+            decoded = decode_messages(record.payload)
         except InvalidTranscriptError as exc:
             raise InvalidTranscriptError(
-                f"record {record.get('event_key')!r} (ID {record.get('id')}): {exc.message}",
-                run_id=str(record.get("run_id", "")),
-                event_key=str(record.get("event_key", "")),
+                f"record {record.event_key!r} (ID {record.id}): {exc.message}",
+                run_id=record.run_id,
+                event_key=record.event_key,
                 violations=exc.violations,
             ) from exc
         messages += [encode_message(message) for message in decoded]
     return messages
 
 
-def findings_by_message(checks: dict[str, list[dict[str, Any]]]) -> dict[int, list[Finding]]:
+def findings_by_message(
+    checks: dict[str, list[TranscriptViolation]],
+) -> dict[int, list[Finding]]:
     """Violations of each validator by the message index they name (-1: the whole)."""
     found: dict[int, list[Finding]] = {}
     for validator, violations in checks.items():
         for violation in violations:
-            index = violation.get("index", -1)
-            found.setdefault(index if isinstance(index, int) else -1, []).append(
-                Finding(
-                    validator, str(violation.get("rule", "")), str(violation.get("message", ""))
-                )
+            found.setdefault(violation.index, []).append(
+                Finding(validator, violation.rule, violation.message)
             )
     return found
 

@@ -1,4 +1,5 @@
-"""Record pages are read by one fast layer that agrees with the generated models.
+"""Record and transcript pages are read by one fast layer that agrees with the generated
+models.
 
 The generated client stays the single description of the wire: the page request is the
 generated endpoint's, and the fast reading of a 200 body (``record_page_json``) must give
@@ -17,9 +18,23 @@ import httpx
 import pytest
 
 from runtime_store_client import HttpStore, Record
-from runtime_store_client._generated.models import RecordPageBody
+from runtime_store_client._generated.models import RecordPageBody, TranscriptPageBody
 from runtime_store_client._records import FIELDS, trusted_record
 from runtime_store_client.http import _convert as c
+from runtime_store_client.transcript import (
+    CacheCheckpointPart,
+    DocumentFormat,
+    DocumentPart,
+    ImageFormat,
+    ImagePart,
+    Message,
+    Role,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+    encode_message,
+)
 
 ITEM: dict[str, Any] = {
     "id": "7",
@@ -115,3 +130,56 @@ def test_a_body_the_fast_reading_refuses_is_read_by_the_generated_models() -> No
 
     assert page == _generated(body)
     assert page.records[0].event_key == 5  # type: ignore[comparison-overlap]
+
+
+# --- transcript pages ------------------------------------------------------------------
+
+#: One message of every part kind, as the service writes a transcript page.
+MESSAGES: list[Message] = [
+    Message(role=Role.SYSTEM, parts=[TextPart(text="You plan searches.")]),
+    Message(
+        role=Role.ASSISTANT,
+        parts=[
+            ThinkingPart(text="The report.", signature="sig"),
+            ThinkingPart(text="", redacted=b"\x00\x01"),
+            ToolUsePart(id="toolu_1", name="search", input={"q": "caf\u00e9", "n": [1, 2.5]}),
+        ],
+    ),
+    Message(
+        role=Role.USER,
+        parts=[
+            ToolResultPart(tool_use_id="toolu_1", content={"hits": 2}, is_error=False),
+            ToolResultPart(tool_use_id="toolu_2", content="text result", is_error=True),
+            ImagePart(format=ImageFormat("png"), bytes=b"\x89PNG"),
+            DocumentPart(name="a.pdf", format=DocumentFormat("pdf"), bytes=bytes(8)),
+            CacheCheckpointPart(),
+        ],
+    ),
+]
+
+
+def _transcript_body(messages: list[Message], next_cursor: str = "") -> Any:
+    return json.loads(
+        json.dumps({"messages": [encode_message(m) for m in messages], "next_cursor": next_cursor})
+    )
+
+
+def test_the_fast_transcript_reading_equals_the_generated_models() -> None:
+    for body in (_transcript_body(MESSAGES, "9"), _transcript_body([])):
+        fast = c.transcript_page_json(body)
+        assert fast == c.transcript_page(TranscriptPageBody.from_dict(body))
+        assert fast[0] == (MESSAGES if body["messages"] else [])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"messages": [{"role": "user"}], "next_cursor": ""}, id="no_parts"),
+        pytest.param({"messages": "nope", "next_cursor": ""}, id="not_a_list"),
+        pytest.param({"messages": [], "next_cursor": 5}, id="number_for_a_cursor"),
+        pytest.param({"next_cursor": ""}, id="no_messages"),
+    ],
+)
+def test_the_fast_transcript_reading_refuses_what_it_cannot_read(body: Any) -> None:
+    with pytest.raises((KeyError, TypeError, ValueError, AttributeError)):
+        c.transcript_page_json(body)

@@ -178,3 +178,37 @@ def test_lists_page_with_the_apis_cursors_and_keep_their_filters(world: World) -
     assert second.count('href="/console/session?session_id=old-') == OLD_SESSIONS - 50
     assert "Next page" not in second
     assert f'href="/console/sessions?{old}">First page</a>' in second
+
+
+def test_a_filter_the_console_cannot_read_is_refused_after_the_token_as_the_api_orders_them(
+    world: World,
+) -> None:
+    base = world.server.base_url
+    bearer = {"Authorization": f"Bearer {world.reader}"}
+    for query in (
+        "runs?started_after=yesterday",
+        "runs?status=bogus",
+        "runs?label=team",
+        "runs?label=team:a&label=team:b",  # no run can match: an empty page, after the token
+        "sessions?status=bogus",
+        "run?run_id=",
+        "session?session_id=",
+    ):
+        anonymous = httpx.get(f"{base}/console/fragments/{query}")
+        assert anonymous.status_code == 401, query
+        assert 'data-problem="unauthenticated"' in anonymous.text
+    for query, status, code in (
+        ("runs?started_after=yesterday", 422, "invalid_argument"),
+        ("runs?status=bogus", 422, "invalid_argument"),
+        ("sessions?status=bogus", 422, "invalid_argument"),
+        ("run?run_id=", 422, "invalid_argument"),
+        ("session?session_id=", 404, "session_not_found"),
+    ):
+        refused = httpx.get(f"{base}/console/fragments/{query}", headers=bearer)
+        assert refused.status_code == status, query
+        assert f'data-problem="{code}"' in refused.text
+    label = httpx.get(f"{base}/console/fragments/runs?label=team", headers=bearer)
+    assert "label filter &#39;team&#39; must be key:value" in label.text  # the client's rule
+    none = httpx.get(f"{base}/console/fragments/runs?label=team:a&label=team:b", headers=bearer)
+    assert none.status_code == 200
+    assert "No runs." in none.text

@@ -1,8 +1,9 @@
-"""What the console's templates get: pairs, sizes and text shaped from the API's JSON."""
+"""What the console's templates get: pairs, sizes and text shaped from the API's answers."""
 
 from __future__ import annotations
 
 import base64
+from datetime import UTC, datetime
 
 from app.console.views import (
     Finding,
@@ -13,6 +14,19 @@ from app.console.views import (
     run_facts,
     thinking_used,
 )
+from runtime_store_client import Record, TranscriptViolation
+
+
+def _record(type_: str, payload: str, record_id: str = "") -> Record:
+    return Record(
+        id=record_id,
+        event_key=f"key-{type_}",
+        run_id="run-1",
+        agent_id="planner",
+        type=type_,
+        payload=payload.encode(),
+        timestamp=datetime(2026, 11, 30, 1, 2, 3, 456000, tzinfo=UTC),
+    )
 
 
 def _b64(size: int) -> str:
@@ -80,8 +94,8 @@ def test_images_and_documents_become_placeholders_without_their_bytes() -> None:
 
 def test_findings_land_on_the_messages_they_name() -> None:
     checks = {
-        "planner": [{"index": 1, "rule": "tool_result_count", "message": "m"}],
-        "bedrock": [{"index": -1, "rule": "payload", "message": "w"}],
+        "planner": [TranscriptViolation(index=1, rule="tool_result_count", message="m")],
+        "bedrock": [TranscriptViolation(index=-1, rule="payload", message="w")],
     }
     found = findings_by_message(checks)
     assert found[1] == [Finding("planner", "tool_result_count", "m")]
@@ -92,12 +106,12 @@ def test_findings_land_on_the_messages_they_name() -> None:
 
 def test_run_facts_come_from_lifecycle_records_and_ignore_other_payloads() -> None:
     records = [
-        {"type": "run_started", "payload": '{"PredecessorRunID": "run-0"}'},
-        {"type": "planner_note", "payload": "not json"},
-        {
-            "type": "run_completed",
-            "payload": '{"status": "failed", "failure": {"kind": "timeout", "message": "m"}}',
-        },
+        _record("run_started", '{"PredecessorRunID": "run-0"}'),
+        _record("planner_note", "not json"),
+        _record(
+            "run_completed",
+            '{"status": "failed", "failure": {"kind": "timeout", "message": "m"}}',
+        ),
     ]
     facts = run_facts(records)
     assert facts["predecessor_run_id"] == "run-0"
@@ -106,10 +120,11 @@ def test_run_facts_come_from_lifecycle_records_and_ignore_other_payloads() -> No
 
 
 def test_payloads_are_pretty_printed_when_json_and_kept_as_is_otherwise() -> None:
-    shown = RecordView.of({"id": "1", "type": "t", "payload": '{"a":[1,2]}'})
+    shown = RecordView.of(_record("t", '{"a":[1,2]}', "1"))
     assert shown.payload == '{\n  "a": [\n    1,\n    2\n  ]\n}'
     assert shown.size == 11
-    assert RecordView.of({"payload": "<b>not json"}).payload == "<b>not json"
+    assert shown.timestamp == "2026-11-30T01:02:03.456Z"  # as the API writes times
+    assert RecordView.of(_record("t", "<b>not json")).payload == "<b>not json"
 
 
 def test_thinking_counts_as_used_when_any_message_has_it() -> None:

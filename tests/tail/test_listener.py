@@ -16,7 +16,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine
-from app.storage.notifications import LISTENER_NAME, Notifications, Subscription
+from app.storage.notifications import Notifications, Subscription
+from app.storage.wakeups.listener import LISTENER_NAME
 from runtime_store_client import RunStart
 from tests.contract.builders import new_session, record, start_root
 

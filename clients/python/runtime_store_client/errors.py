@@ -269,6 +269,32 @@ STATUS_BY_CODE: Mapping[str, int] = MappingProxyType(
 )
 
 
+#: A problem's ``title`` (RFC 9457) by its HTTP status: the service writes it in every
+#: problem body, and the console titles the errors it shows with it.
+PROBLEM_TITLES: Mapping[int, str] = MappingProxyType(
+    {
+        400: "Bad request",
+        401: "Unauthenticated",
+        403: "Permission denied",
+        404: "Not found",
+        405: "Method not allowed",
+        408: "Request timeout",
+        409: "Conflict",
+        410: "Gone",
+        413: "Payload too large",
+        415: "Unsupported media type",
+        422: "Invalid argument",
+        500: "Internal error",
+        503: "Unavailable",
+    }
+)
+
+
+def problem_title(status: int) -> str:
+    """The title of a problem with this HTTP status."""
+    return PROBLEM_TITLES.get(status, "Error")
+
+
 def error_class_for_code(code: str) -> type[StoreError]:
     """The exception class of a contract ``code``; :class:`StoreError` for an unknown one."""
     return _BY_CODE.get(code, StoreError)

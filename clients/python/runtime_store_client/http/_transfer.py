@@ -27,7 +27,8 @@ from .._generated.models import SessionBody
 from ..errors import StoreError, UnavailableError
 from ..protocols import BinaryReader, BinaryWriter
 from ..types import Session
-from ._convert import path_id, session
+from ._convert import session
+from ._requests import path_id
 from ._retry import Attempts, RetryPolicy, transport_error
 
 NDJSON: Final = "application/x-ndjson"

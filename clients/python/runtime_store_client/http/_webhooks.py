@@ -1,5 +1,5 @@
-"""Webhook subscriptions and waiting for a run (CONTRACT.md 13) as ``Call``s, shared by
-``HttpStore`` and ``AsyncHttpStore``."""
+"""The call table of webhook subscriptions (CONTRACT.md 13), and waiting for a run, shared
+by ``HttpStore`` and ``AsyncHttpStore`` (as ``_operations``)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,11 @@ from typing import Any, Final
 import httpx
 
 from .._generated.api.runs import wait_for_run
-from .._generated.api.webhooks import (
-    create_webhook,
-    delete_webhook,
-    list_webhook_deliveries,
-    list_webhooks,
-    retry_webhook_delivery,
-)
+from .._generated.api.webhooks import create_webhook as create_api
+from .._generated.api.webhooks import delete_webhook as delete_api
+from .._generated.api.webhooks import list_webhook_deliveries as deliveries_api
+from .._generated.api.webhooks import list_webhooks as webhooks_api
+from .._generated.api.webhooks import retry_webhook_delivery as retry_api
 from .._generated.client import AuthenticatedClient, Client
 from .._generated.models import CreateWebhookRequest, RunMetaBody
 from .._generated.models import DeliveryStatus as WireDeliveryStatus
@@ -35,7 +33,8 @@ from ..types import (
     WebhookEventType,
 )
 from . import _convert as c
-from ._calls import Call, _none, _page_args
+from . import _requests as r
+from ._call import Call, none
 
 #: The longest wait one request may ask for (the server's bound).
 MAX_WAIT_SECONDS: Final = 60.0
@@ -80,36 +79,40 @@ def _delivery(body: Any) -> WebhookDelivery:
     )
 
 
-def new_webhook(url: str, events: Sequence[str]) -> Call[CreatedWebhook]:
+def create_webhook(url: str, events: Sequence[str]) -> Call[CreatedWebhook]:
+    """Subscribe ``url`` to event types (13.1); the answer's ``secret`` is shown once."""
     if isinstance(events, str) or not isinstance(events, Sequence):
         raise InvalidArgumentError("events must be a list of event types")
     if not isinstance(url, str):
         raise InvalidArgumentError("url must be a string")
     body = CreateWebhookRequest(url=url, events=[_event_type(event) for event in events])
-    return Call(create_webhook, {"body": body}, _created)
+    return Call(create_api, {"body": body}, _created)
 
 
-def webhooks() -> Call[list[Webhook]]:
-    return Call(list_webhooks, {}, lambda body: [_webhook(item) for item in body.webhooks])
+def list_webhooks() -> Call[list[Webhook]]:
+    """Every subscription, without secrets."""
+    return Call(webhooks_api, {}, lambda body: [_webhook(item) for item in body.webhooks])
 
 
-def remove_webhook(webhook_id: str) -> Call[None]:
-    return Call(delete_webhook, {"webhook_id": c.path_id(webhook_id, "webhook_id")}, _none)
+def delete_webhook(webhook_id: str) -> Call[None]:
+    """Delete a subscription (``WebhookNotFoundError`` if unknown)."""
+    return Call(delete_api, {"webhook_id": r.path_id(webhook_id, "webhook_id")}, none)
 
 
-def deliveries(
-    webhook_id: str, statuses: Sequence[str], cursor: str, limit: int
+def list_webhook_deliveries(
+    webhook_id: str, statuses: Sequence[str] = (), cursor: str = "", limit: int = 100
 ) -> Call[DeliveryPage]:
+    """A page of a subscription's deliveries, in commit order (13.3)."""
     try:
         wanted = [WireDeliveryStatus(DeliveryStatus(status).value) for status in statuses]
     except ValueError:
         raise InvalidArgumentError(f"unknown delivery status in {list(statuses)!r}") from None
     return Call(
-        list_webhook_deliveries,
+        deliveries_api,
         {
-            "webhook_id": c.path_id(webhook_id, "webhook_id"),
+            "webhook_id": r.path_id(webhook_id, "webhook_id"),
             "status": wanted,
-            **_page_args(cursor, limit),
+            **r.page_args(cursor, limit),
         },
         lambda body: DeliveryPage(
             deliveries=[_delivery(item) for item in body.deliveries],
@@ -118,12 +121,13 @@ def deliveries(
     )
 
 
-def retry_delivery(webhook_id: str, event_id: str) -> Call[WebhookDelivery]:
+def retry_webhook_delivery(webhook_id: str, event_id: str) -> Call[WebhookDelivery]:
+    """Queue a failed delivery again (13.3)."""
     return Call(
-        retry_webhook_delivery,
+        retry_api,
         {
-            "webhook_id": c.path_id(webhook_id, "webhook_id"),
-            "event_id": c.path_id(event_id, "event_id"),
+            "webhook_id": r.path_id(webhook_id, "webhook_id"),
+            "event_id": r.path_id(event_id, "event_id"),
         },
         _delivery,
     )
@@ -162,7 +166,7 @@ def wait(run_id: str, until: WaitUntil | str, seconds: float) -> WaitCall:
     return WaitCall(
         wait_for_run,
         {
-            "run_id": c.path_id(run_id, "run_id"),
+            "run_id": r.path_id(run_id, "run_id"),
             "until": WireWaitUntil(wanted.value),
             "timeout": round(asked, 3),
         },

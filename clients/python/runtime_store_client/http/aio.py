@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 import httpx
@@ -14,34 +13,17 @@ from ..errors import StoreError
 from ..protocols import BinaryReader, BinaryWriter
 from ..transcript import Message
 from ..types import (
-    AppendResult,
-    Checkpoint,
-    ChildRunStartResult,
-    CreatedWebhook,
-    DeliveryPage,
-    MemoryEvent,
-    OneShotChildRunStartResult,
-    OneShotRunStartResult,
-    Page,
     Record,
-    RepairResult,
-    RootRunStartResult,
     RunMeta,
-    RunPage,
-    RunStart,
-    RunStatus,
     Session,
-    SessionPage,
-    SessionStatus,
-    Snapshot,
     WaitUntil,
-    Webhook,
-    WebhookDelivery,
 )
-from . import _calls as calls
+from . import _operations as ops
 from . import _transfer, _webhooks
-from ._convert import path_id, problem_error, session_path_id
+from ._call import AsyncOperation, Call
 from ._positions import Positions
+from ._problems import problem_error
+from ._requests import path_id, session_path_id
 from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
 from ._tail import AsyncRecordTail, run_stream_path, session_stream_path
 from .sync import make_client
@@ -117,7 +99,7 @@ class AsyncHttpStore:
         """As ``HttpStore.position``."""
         return self._positions.current
 
-    async def _run(self, call: calls.Call[T]) -> T:
+    async def _run(self, call: Call[T]) -> T:
         attempts = Attempts(self._policy)
         while True:
             try:
@@ -138,128 +120,43 @@ class AsyncHttpStore:
                 raise error from cause
             await asyncio.sleep(delay)
 
-    async def start_root_run(
-        self,
-        run: RunStart,
-        started: Record,
-        canceled: Record,
-        *,
-        request_digest: bytes | None = None,
-    ) -> RootRunStartResult:
-        """Start a root run of a session (CONTRACT.md 3.3, 12.1)."""
-        return await self._run(calls.start_root(run, started, canceled, request_digest))
+    # --- one request each: the call table (``_operations``, ``_webhooks``) ----------------
 
-    async def start_child_run(
-        self,
-        run: RunStart,
-        parent_linked: Record,
-        started: Record,
-        canceled: Record,
-        *,
-        request_digest: bytes | None = None,
-    ) -> ChildRunStartResult:
-        """Start a child run linked from a running parent (3.4, 12.1, 12.4)."""
-        return await self._run(
-            calls.start_child(run, parent_linked, started, canceled, request_digest)
-        )
+    start_root_run = AsyncOperation(ops.start_root_run)
+    start_child_run = AsyncOperation(ops.start_child_run)
+    start_one_shot_run = AsyncOperation(ops.start_one_shot_run)
+    start_one_shot_child_run = AsyncOperation(ops.start_one_shot_child_run)
+    start_synchronous_run = AsyncOperation(ops.start_synchronous_run)
+    append_run_record = AsyncOperation(ops.append_run_record)
+    append_run_records = AsyncOperation(ops.append_run_records)
+    record_run_cancellation = AsyncOperation(ops.record_run_cancellation)
+    record_run_suspension = AsyncOperation(ops.record_run_suspension)
+    record_run_terminal = AsyncOperation(ops.record_run_terminal)
+    repair_run_suspension = AsyncOperation(ops.repair_run_suspension)
+    repair_run_terminal = AsyncOperation(ops.repair_run_terminal)
+    load_run = AsyncOperation(ops.load_run)
+    load_session_status = AsyncOperation(ops.load_session_status)
+    load_run_suspension = AsyncOperation(ops.load_run_suspension)
+    list_run_records = AsyncOperation(ops.list_run_records)
+    list_session_run_records = AsyncOperation(ops.list_session_run_records)
+    list_run_transcript_records = AsyncOperation(ops.list_run_transcript_records)
+    load_run_record = AsyncOperation(ops.load_run_record)
+    create_session = AsyncOperation(ops.create_session)
+    load_session = AsyncOperation(ops.load_session)
+    end_session = AsyncOperation(ops.end_session)
+    purge_session = AsyncOperation(ops.purge_session)
+    list_session_runs = AsyncOperation(ops.list_session_runs)
+    list_sessions = AsyncOperation(ops.list_sessions)
+    search_runs = AsyncOperation(ops.search_runs)
+    load_memory = AsyncOperation(ops.load_memory)
+    append_memory_events = AsyncOperation(ops.append_memory_events)
+    create_webhook = AsyncOperation(_webhooks.create_webhook)
+    list_webhooks = AsyncOperation(_webhooks.list_webhooks)
+    delete_webhook = AsyncOperation(_webhooks.delete_webhook)
+    list_webhook_deliveries = AsyncOperation(_webhooks.list_webhook_deliveries)
+    retry_webhook_delivery = AsyncOperation(_webhooks.retry_webhook_delivery)
 
-    async def start_one_shot_run(
-        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
-    ) -> OneShotRunStartResult:
-        """Start a sessionless run (3.5, 12.1)."""
-        return await self._run(calls.start_one_shot(run, started, request_digest))
-
-    async def start_one_shot_child_run(
-        self,
-        run: RunStart,
-        parent_linked: Record,
-        started: Record,
-        *,
-        request_digest: bytes | None = None,
-    ) -> OneShotChildRunStartResult:
-        """Start a sessionless child run (3.6, 12.1)."""
-        return await self._run(
-            calls.start_one_shot_child(run, parent_linked, started, request_digest)
-        )
-
-    async def start_synchronous_run(
-        self, run: RunStart, started: Record, *, request_digest: bytes | None = None
-    ) -> OneShotRunStartResult:
-        """Start a run no workflow engine accepted (12.2); it takes no request digest."""
-        return await self._run(calls.start_synchronous(run, started, request_digest))
-
-    async def append_run_record(self, record: Record) -> AppendResult:
-        """Append an ordinary record (3.7)."""
-        return await self._run(calls.append(record))
-
-    async def append_run_records(
-        self, run_id: str, records: Sequence[Record]
-    ) -> list[AppendResult]:
-        """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""
-        return await self._run(calls.append_batch(run_id, records))
-
-    async def record_run_cancellation(
-        self, run_id: str, reason: str, record: Record
-    ) -> AppendResult:
-        """Store the first cancellation reason (3.8)."""
-        return await self._run(calls.cancellation(run_id, reason, record))
-
-    async def record_run_suspension(
-        self, run_id: str, checkpoint: Checkpoint, record: Record
-    ) -> AppendResult:
-        """Suspend a run with its checkpoint (3.9)."""
-        return await self._run(calls.suspension(run_id, checkpoint, record))
-
-    async def record_run_terminal(
-        self, run_id: str, status: RunStatus, record: Record
-    ) -> AppendResult:
-        """Finish a run (3.10)."""
-        return await self._run(calls.terminal(run_id, status, record))
-
-    async def repair_run_suspension(
-        self, run_id: str, checkpoint: Checkpoint, record: Record
-    ) -> RepairResult:
-        """Make sure a suspension is stored (3.11)."""
-        return await self._run(calls.repair_suspension(run_id, checkpoint, record))
-
-    async def repair_run_terminal(
-        self, run_id: str, status: RunStatus, record: Record
-    ) -> RepairResult:
-        """Make sure a terminal status is stored (3.11)."""
-        return await self._run(calls.repair_terminal(run_id, status, record))
-
-    async def load_run(self, run_id: str) -> RunMeta:
-        """The run's meta (3.12)."""
-        return await self._run(calls.get_run(run_id))
-
-    async def load_session_status(self, session_id: str) -> SessionStatus:
-        """``active`` or ``ended`` (3.2)."""
-        return await self._run(calls.get_session_status(session_id))
-
-    async def load_run_suspension(self, run_id: str) -> Checkpoint:
-        """The checkpoint of a suspended run (3.12)."""
-        return await self._run(calls.get_run_suspension(run_id))
-
-    async def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> Page:
-        """A page of one run's records, oldest first (section 4)."""
-        return await self._run(calls.run_records(run_id, cursor, limit))
-
-    async def list_session_run_records(
-        self, session_id: str, cursor: str = "", limit: int = 100
-    ) -> Page:
-        """A page of a session's records in commit order (section 4)."""
-        return await self._run(calls.session_records(session_id, cursor, limit))
-
-    async def list_run_transcript_records(
-        self, run_id: str, through: str, after: str = "", limit: int = 100
-    ) -> Page:
-        """The run's transcript records after ``after`` up to and including the record
-        ``through``, in record order (12.3); the same arguments, the same page."""
-        return await self._run(calls.transcript_records(run_id, through, after, limit))
-
-    async def load_run_record(self, run_id: str, event_key: str) -> Record:
-        """The record stored under ``event_key`` in the run (12.5)."""
-        return await self._run(calls.record_by_key(run_id, event_key))
+    # --- more than one request ------------------------------------------------------------
 
     def tail_run_records(self, run_id: str, cursor: str = "") -> AsyncRecordTail:
         """The run's records after ``cursor``, then each one as it commits (11.3); ends
@@ -274,82 +171,6 @@ class AsyncHttpStore:
         path = session_stream_path(session_path_id(session_id))
         return AsyncRecordTail(self._client.get_async_httpx_client(), path, cursor, self._policy)
 
-    async def create_session(self, session_id: str, created_at: datetime) -> Session:
-        """Create a session, or return the active one (3.1)."""
-        return await self._run(calls.new_session(session_id, created_at))
-
-    async def load_session(self, session_id: str) -> Session:
-        """The session (3.1)."""
-        return await self._run(calls.get_session(session_id))
-
-    async def end_session(self, session_id: str, ended_at: datetime) -> Session:
-        """End a session (3.1)."""
-        return await self._run(calls.finish_session(session_id, ended_at))
-
-    async def purge_session(self, session_id: str) -> None:
-        """Purge an ended session; its IDs stay reserved (3.1)."""
-        return await self._run(calls.purge(session_id))
-
-    async def list_session_runs(
-        self,
-        session_id: str,
-        statuses: Sequence[RunStatus] = (),
-        cursor: str = "",
-        limit: int = 100,
-    ) -> RunPage:
-        """A page of a session's runs (3.1)."""
-        return await self._run(calls.session_runs(session_id, statuses, cursor, limit))
-
-    async def list_sessions(
-        self,
-        statuses: Sequence[SessionStatus] = (),
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        cursor: str = "",
-        limit: int = 100,
-    ) -> SessionPage:
-        """Sessions, newest ``created_at`` first, ties by ID; purged ones never (11.1)."""
-        return await self._run(
-            calls.sessions_list(statuses, created_after, created_before, cursor, limit)
-        )
-
-    async def search_runs(  # noqa: PLR0913, PLR0917 (the contract's signature, 11.1)
-        self,
-        statuses: Sequence[RunStatus] = (),
-        agent_id: str = "",
-        session_id: str = "",
-        parent_run_id: str = "",
-        labels: Mapping[str, str] | None = None,
-        started_after: datetime | None = None,
-        started_before: datetime | None = None,
-        cursor: str = "",
-        limit: int = 100,
-    ) -> RunPage:
-        """Runs across sessions, newest ``started_at`` first, ties by run ID (11.1)."""
-        return await self._run(
-            calls.runs_search(
-                statuses,
-                agent_id,
-                session_id,
-                parent_run_id,
-                labels,
-                started_after,
-                started_before,
-                cursor,
-                limit,
-            )
-        )
-
-    async def load_memory(self, agent_id: str, run_id: str) -> Snapshot:
-        """The memory events of an agent's run (section 9)."""
-        return await self._run(calls.get_memory(agent_id, run_id))
-
-    async def append_memory_events(
-        self, agent_id: str, run_id: str, events: Sequence[MemoryEvent]
-    ) -> None:
-        """Append memory events atomically (section 9)."""
-        return await self._run(calls.add_memory(agent_id, run_id, events))
-
     async def load_transcript(
         self, run_id: str, *, validate: str | None = None, thinking: bool = False
     ) -> list[Message]:
@@ -360,7 +181,7 @@ class AsyncHttpStore:
         cursor = ""
         while True:
             page, cursor = await self._run(
-                calls.transcript_page(run_id, cursor, None if cursor else validate, thinking)
+                ops.transcript_page(run_id, cursor, None if cursor else validate, thinking)
             )
             messages.extend(page)
             if not cursor:
@@ -425,30 +246,6 @@ class AsyncHttpStore:
         """Recreate an exported session from a binary file in one transaction (11.4);
         never retried (see ``http/_transfer.py``)."""
         return await _transfer.import_session_async(self._client.get_async_httpx_client(), file)
-
-    # --- webhooks and waiting (13) --------------------------------------------------------
-
-    async def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook:
-        """Subscribe ``url`` to event types (13.1); the answer's ``secret`` is shown once."""
-        return await self._run(_webhooks.new_webhook(url, events))
-
-    async def list_webhooks(self) -> list[Webhook]:
-        """Every subscription, without secrets."""
-        return await self._run(_webhooks.webhooks())
-
-    async def delete_webhook(self, webhook_id: str) -> None:
-        """Delete a subscription (``WebhookNotFoundError`` if unknown)."""
-        await self._run(_webhooks.remove_webhook(webhook_id))
-
-    async def list_webhook_deliveries(
-        self, webhook_id: str, statuses: Sequence[str] = (), cursor: str = "", limit: int = 100
-    ) -> DeliveryPage:
-        """A page of a subscription's deliveries, in commit order (13.3)."""
-        return await self._run(_webhooks.deliveries(webhook_id, statuses, cursor, limit))
-
-    async def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery:
-        """Queue a failed delivery again (13.3)."""
-        return await self._run(_webhooks.retry_delivery(webhook_id, event_id))
 
     async def wait_for_run(
         self, run_id: str, until: WaitUntil | str = WaitUntil.FINISHED, timeout: float = 30.0
