@@ -244,7 +244,10 @@ class Tokens:
         """A token authenticated under this key: record its check value if none is yet
         (once per process; a failure only defers it, the request goes on)."""
         try:
-            self._uow.write(lambda tx: self._store_check(tx, replace=False))
+            # A read first: the check is almost always there, and a write would queue
+            # behind SQLite's one writer.
+            if self._uow.read(lambda tx: tx.conn.execute(_CHECK).first()) is None:
+                self._uow.write(lambda tx: self._store_check(tx, replace=False))
         except (sa.exc.SQLAlchemyError, UnavailableError):
             return
         self._check_stored = True
