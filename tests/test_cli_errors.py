@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
+
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
 
 
@@ -23,11 +25,11 @@ UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
         (
             ["db", "upgrade", "--database-url", "sqlite:////nonexist/dir/x.db"],
             {},
-            "unable to open database file",
+            "no directory /nonexist/dir for the SQLite file (--database-url)",
         ),
-        (["tokens", "list"], {"RUNTIME_STORE_DATABASE_URL": UNREACHABLE}, "unavailable"),
+        (["tokens", "list"], {"RUNTIME_STORE_DATABASE_URL": UNREACHABLE}, "Connection refused"),
         (
-            ["serve", "--port", "1"],
+            ["serve", "--port", str(free_port())],
             {"RUNTIME_STORE_DATABASE_URL": UNREACHABLE},
             "Connection refused",
         ),
@@ -71,6 +73,9 @@ def test_db_check_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) ->
     assert done.returncode == 1
     assert "runtime-store db upgrade" in done.stderr
     assert not missing.exists()
+    # A database that does not answer is named, and only its password hidden.
+    unreachable = _run("db", "check", "--database-url", UNREACHABLE)
+    assert f"the database {UNREACHABLE} cannot be used" in unreachable.stderr
 
 
 def test_openapi_to_standard_output_with_a_dash(tmp_path: Path) -> None:
@@ -96,6 +101,7 @@ def test_revoking_an_unknown_or_revoked_token_is_an_error(tmp_path: Path) -> Non
     assert _run("tokens", "create", "--name", "ops", "--role", "admin", env=env).returncode == 0
     first = _run("tokens", "revoke", "ops", env=env)
     assert (first.returncode, first.stdout.strip()) == (0, "revoked ops")
+    assert first.stderr.strip() == f"database: sqlite:///{tmp_path / 'tokens.db'}"
     again = _run("tokens", "revoke", "ops", env=env)
     assert again.returncode == 1
     assert "already revoked" in again.stderr

@@ -210,3 +210,18 @@ def test_a_label_key_asked_twice_matches_nothing_as_the_api_answers(
         params=[("label", "team:search"), ("label", "team:other")],
     )
     assert api.json()["runs"] == []
+
+
+def test_labels_print_as_key_colon_value_the_notation_used_everywhere_else(
+    live_server: LiveServer,
+) -> None:
+    """``--label team:search`` finds the run, the API and the console write ``team:search``:
+    the table and ``runs show`` print it so, never ``team=search``."""
+    ids = _seed(live_server)
+    code, out, _ = run_cli(live_server, "runs", "list", "--label", "team:search")
+    assert code == 0
+    assert "team:search" in out
+    code, out, _ = run_cli(live_server, "runs", "show", ids["failed"])
+    assert code == 0
+    assert re.search(r"labels\s+team:search", out)
+    assert "team=search" not in out

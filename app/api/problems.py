@@ -204,12 +204,27 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         for error in exc.errors()
     ]
     fields = ", ".join(error.field for error in errors)
+    detail = _not_json(exc) or f"invalid request: {fields}"
     return problem_response(
-        request,
-        code=InvalidArgumentError.default_code,
-        detail=f"invalid request: {fields}",
-        errors=errors,
+        request, code=InvalidArgumentError.default_code, detail=detail, errors=errors
     )
+
+
+def _not_json(exc: RequestValidationError) -> str | None:
+    """A body that is not JSON, said as a JSON parser says it: what was expected, at which
+    line and column (FastAPI names only the character offset, ``body.20``)."""
+    for error in exc.errors():
+        if error.get("type") != "json_invalid":
+            continue
+        loc, doc = error.get("loc", ()), exc.body
+        position = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
+        expected = str(error.get("ctx", {}).get("error") or "cannot be parsed")
+        if position is None or not isinstance(doc, str):
+            return f"body is not valid JSON: {expected}"
+        line = doc.count("\n", 0, position) + 1
+        column = position - doc.rfind("\n", 0, position)
+        return f"body is not valid JSON: {expected} at line {line} column {column}"
+    return None
 
 
 def _unsupported_media_type(request: Request) -> UnsupportedMediaTypeError | None:

@@ -7,7 +7,6 @@ import ipaddress
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -41,23 +40,6 @@ retention_cli = typer.Typer(
 
 
 cli.add_typer(retention_cli, name="retention")
-
-
-def _database_url(url: str | None) -> str:
-    from app.settings import Settings
-
-    return url or Settings().database_url
-
-
-def _missing_sqlite_file(url: str) -> str | None:
-    """The path of a SQLite URL's file when it does not exist (connecting would create it)."""
-    from app.storage.engine import normalize_url
-
-    parsed = normalize_url(url)
-    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
-    if file in (None, "", ":memory:") or Path(str(file)).is_file():
-        return None
-    return str(file)
 
 
 DatabaseUrl = Annotated[
@@ -103,13 +85,23 @@ def _database_errors() -> Iterator[None]:
             raise
 
 
+#: The database the running command opened, password hidden (``note_database``).
+_opened: list[str] = []
+
+
+def note_database(shown: str) -> None:
+    """Remember the database a command opens, so that a failure to use it names it."""
+    _opened[:] = [shown]
+
+
 def _one_line(exc: Exception) -> str | None:
     """The line that says why a command could not use its database, if that is why."""
     if "app.storage.engine" in sys.modules:
         from app.storage.engine import DatabaseError
 
         if isinstance(exc, DatabaseError):
-            return f"error: the database cannot be used: {exc}"
+            which = f" {_opened[0]}" if _opened else ""
+            return f"error: the database{which} cannot be used: {exc}"
     if "runtime_store_client" in sys.modules:
         from runtime_store_client import StoreError
 

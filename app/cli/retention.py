@@ -8,7 +8,8 @@ import typer
 
 from app.operator_cli import progress_bar
 
-from .common import DatabaseUrl, _database_url, retention_cli
+from . import opening
+from .common import DatabaseUrl, retention_cli
 
 
 @retention_cli.command("run")
@@ -39,7 +40,7 @@ def retention_run(
             err=True,
         )
         raise typer.Exit(2)
-    engine = create_engine(_database_url(database_url))
+    engine = create_engine(opening.open_ready(database_url).url)
     try:
         store = SqlStore(engine, limits=settings.limits(), fast_path=settings.pg_fast_path)
         typer.echo(f"retention: {policy.describe()}")

@@ -16,7 +16,7 @@ from app.observability.logs import LogFormat, LogLevel, default_format, log_conf
 if TYPE_CHECKING:
     from app.settings import Settings
     from app.storage.tokens import Tokens
-from .common import _is_loopback, _refuse, cli
+from .common import _is_loopback, _refuse, cli, note_database
 
 
 @cli.command("openapi")
@@ -85,6 +85,7 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
                 _refuse(tokens_without_key(active))
             typer.echo("RUNTIME_STORE_TOKEN_KEY is not set: serving without authentication")
             return
+        _check_key(tokens, proof_coming=settings.bootstrap_admin_token is not None)
         if settings.bootstrap_admin_token is not None:
             try:
                 secret = settings.bootstrap_admin_token.get_secret_value()
@@ -100,6 +101,27 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
             )
     finally:
         engine.dispose()
+
+
+def _check_key(tokens: Tokens, *, proof_coming: bool) -> None:
+    """Refuse a token key that is not the one the active tokens were made under: every
+    request would be 401 with nothing to say why (app/storage/tokens.py)."""
+    from app.storage.tokens import WRONG_KEY
+    from runtime_store_client import UnavailableError
+
+    try:
+        found = tokens.check_key()
+        if found == "mismatch":
+            _refuse(WRONG_KEY.format(count=tokens.active_count()))
+    except UnavailableError:
+        typer.echo("the database does not answer: cannot check RUNTIME_STORE_TOKEN_KEY", err=True)
+        return
+    if found == "unproven" and not proof_coming:
+        typer.echo(
+            "the active tokens predate the check value of RUNTIME_STORE_TOKEN_KEY: it is "
+            "recorded when one of them first authenticates, and a wrong key refused from then on",
+            err=True,
+        )
 
 
 def _active_or_none(tokens: Tokens) -> int | None:
@@ -196,12 +218,14 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         ConnectionBounds,
         connection_cap,
         limit_malloc_arenas,
+        listen_problem,
         open_file_limit,
         reuse_port_available,
         serve_one_socket,
         serve_workers,
     )
     from app.settings import Settings
+    from app.storage.inspection import display_url
     from app.storage.migrate import schema_is_current, upgrade_schema_exclusively
 
     if retention_interval:
@@ -212,12 +236,19 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
             raise typer.Exit(2) from None
         # The workers read it from the environment, like every setting.
         os.environ["RUNTIME_STORE_RETENTION_INTERVAL"] = retention_interval
+    # Before anything is said or migrated: a port in use is one line, not a banner and
+    # then a bind error.
+    cannot_listen = listen_problem(host, port)
+    if cannot_listen:
+        _refuse(cannot_listen)
     settings = Settings()
     _announce_retention(settings)
+    database, _ = display_url(settings.database_url)
+    note_database(database)
     if not no_migrate:
         upgrade_schema_exclusively(settings.database_url)
         _, current, _ = schema_is_current(settings.database_url)
-        typer.echo(f"database schema at {current}")
+        typer.echo(f"database {database}: schema at {current}")
     _settle_auth(settings, host, insecure)
     if settings.database_url.startswith("sqlite"):
         if workers > 1:

@@ -10,7 +10,8 @@ from app.domain.tokens import Role, TokenError
 
 if TYPE_CHECKING:
     from app.storage.tokens import Tokens
-from .common import DatabaseUrl, _database_url, tokens_cli
+from . import opening
+from .common import DatabaseUrl, tokens_cli
 
 
 def _tokens(database_url: str | None) -> Tokens:
@@ -18,9 +19,10 @@ def _tokens(database_url: str | None) -> Tokens:
     from app.storage.engine import create_engine
     from app.storage.tokens import Tokens
 
+    where = opening.open_ready(database_url)
     settings = Settings()
     key = settings.token_key.get_secret_value() if settings.token_key else None
-    return Tokens(create_engine(_database_url(database_url)), key)
+    return Tokens(create_engine(where.url), key)
 
 
 @tokens_cli.command("create")

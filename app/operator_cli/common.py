@@ -233,7 +233,8 @@ def _print(
 
 
 def _labels(labels: dict[str, str] | Any) -> str:
-    return ",".join(f"{key}={value}" for key, value in sorted(dict(labels).items()))
+    """``team:billing, tier:gold``: labels as ``--label``, the API and the console write them."""
+    return ", ".join(f"{key}:{value}" for key, value in sorted(dict(labels).items()))
 
 
 def _session_row(session: Session) -> list[str]:

@@ -29,6 +29,7 @@ from .bounds import (
     open_file_limit,
 )
 from .memory import MALLOC_ARENAS, limit_malloc_arenas
+from .port import listen_problem
 from .workers import (
     CRASH_LOOP_STARTS,
     DEFAULT_START_TIMEOUT_SECONDS,
@@ -57,6 +58,7 @@ __all__ = [
     "bind_worker_sockets",
     "connection_cap",
     "limit_malloc_arenas",
+    "listen_problem",
     "open_file_limit",
     "reuse_port_available",
     "serve_one_socket",

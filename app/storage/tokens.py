@@ -3,6 +3,12 @@
 The database keeps only the digest, so a copy of the database alone cannot be used to
 authenticate. Every command runs in the unit of work, with its retries and its
 ``unavailable`` answer when the database does not answer.
+
+A wrong key would make every token fail (401) with nothing to say why, so the database also
+keeps a check value of the key (an HMAC of a fixed label under it, in ``service_keys``):
+``serve`` compares it at start (``check_key``) and refuses a key that does not match while
+active tokens exist. A database whose tokens predate the check value has it recorded once
+the key is proven: by the bootstrap token, or at the first token that authenticates.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Final, Literal, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -20,7 +26,7 @@ from app.domain.times import from_millis, now_millis
 from app.domain.tokens import TOKEN_PREFIX, Role, TokenError, TokenInfo
 from runtime_store_client import UnavailableError
 
-from .schema import api_tokens
+from .schema import api_tokens, service_keys
 from .unit_of_work import Tx, UnitOfWork
 
 T = TypeVar("T")
@@ -28,7 +34,30 @@ T = TypeVar("T")
 #: Fewest random characters after the prefix of a token the operator chooses.
 MIN_SECRET = 32
 
+#: The ``service_keys`` row that holds the check value of the token key.
+KEY_CHECK_NAME: Final = "token-key-check"
+
+_KEY_CHECK_LABEL: Final = b"runtime-store token key check"
+
+#: What ``check_key`` found: the key matches the stored check; no check was stored and it
+#: is now (``recorded``); tokens exist without a check and nothing proves the key yet
+#: (``unproven``: recorded at the first token that authenticates); or it does not match
+#: the key the active tokens were made under.
+KeyCheck = Literal["match", "recorded", "unproven", "mismatch"]
+
+_ACTIVE = sa.select(sa.func.count()).where(api_tokens.c.revoked_at_ms.is_(None))
+
+_CHECK = sa.select(service_keys.c.secret).where(service_keys.c.name == KEY_CHECK_NAME)
+
 _BY_NAME = sa.select(api_tokens.c.name).where(api_tokens.c.name == sa.bindparam("name"))
+
+
+#: Why a key is refused: it is not the one the active tokens were made under.
+WRONG_KEY: Final = (
+    "RUNTIME_STORE_TOKEN_KEY is not the key the {count} active token(s) were created under "
+    "(every request would be 401): set the key they were made with, or revoke them all "
+    "(`runtime-store tokens revoke NAME`) to start over with this one"
+)
 
 
 class Tokens:
@@ -37,6 +66,8 @@ class Tokens:
     def __init__(self, engine: Engine, key: str | None) -> None:
         self._uow = UnitOfWork(engine, clock=now_millis)
         self._key = key.encode() if key else None
+        # Whether this process knows the check value is stored (``authenticate``).
+        self._check_stored = False
 
     def _digest(self, token: str) -> str:
         if self._key is None:
@@ -57,6 +88,7 @@ class Tokens:
             # A name taken by a concurrent create is seen here on the unit of work's retry.
             if tx.conn.execute(_BY_NAME, {"name": name}).first() is not None:
                 raise TokenError(f"a token named {name!r} already exists")
+            self._settle_check(tx)
             tx.conn.execute(api_tokens.insert().values(created_at_ms=tx.now_ms, **row))
 
         self._uow.write(operation)
@@ -99,13 +131,7 @@ class Tokens:
         ``unavailable`` when the database cannot answer, whatever the reason (down, or no
         schema yet).
         """
-        return int(
-            self._answered(
-                lambda tx: tx.conn.execute(
-                    sa.select(sa.func.count()).where(api_tokens.c.revoked_at_ms.is_(None))
-                ).scalar_one()
-            )
-        )
+        return int(self._answered(lambda tx: tx.conn.execute(_ACTIVE).scalar_one()))
 
     def ensure(self, name: str, role: Role, token: str) -> str:
         """Store ``token`` (chosen by the operator) under ``name`` unless that name exists:
@@ -131,7 +157,10 @@ class Tokens:
             if row is not None:
                 if row.name != name or not hmac.compare_digest(row.digest, digest):
                     return "other"
+                if row.revoked_at_ms is None:  # this key made a live token: proven
+                    self._store_check(tx, replace=False)
                 return "present" if row.revoked_at_ms is None else "revoked"
+            self._settle_check(tx)
             tx.conn.execute(
                 api_tokens.insert().values(
                     name=name, role=Role(role).value, digest=digest, created_at_ms=tx.now_ms
@@ -155,7 +184,73 @@ class Tokens:
         )
         if row is None or not hmac.compare_digest(row.digest, digest):
             return None
+        if not self._check_stored:
+            self._prove_key()
         return row.name, Role(row.role)
+
+    # --- the check value of the key ------------------------------------------------------
+
+    def check_key(self) -> KeyCheck:
+        """Whether the configured key is the one the active tokens were made under
+        (``serve`` asks at start); records the check value where nothing contradicts it."""
+        check = self._check_value()
+
+        def operation(tx: Tx) -> KeyCheck:
+            stored = tx.conn.execute(_CHECK).scalar_one_or_none()
+            active = tx.conn.execute(_ACTIVE).scalar_one()
+            if stored is not None and hmac.compare_digest(bytes(stored), check):
+                return "match"
+            if active and stored is not None:
+                return "mismatch"
+            if active:
+                return "unproven"
+            self._store_check(tx, replace=True)  # no active token: any key may start over
+            return "recorded"
+
+        outcome = self._uow.write(operation)
+        self._check_stored = outcome in ("match", "recorded")
+        return outcome
+
+    def _check_value(self) -> bytes:
+        if self._key is None:
+            raise TokenError("RUNTIME_STORE_TOKEN_KEY is not set")
+        return hmac.new(self._key, _KEY_CHECK_LABEL, hashlib.sha256).digest()
+
+    def _settle_check(self, tx: Tx) -> None:
+        """Before a new token is stored: refuse a key other than the active tokens' (they
+        would all stop working); record the check value when no active token contradicts
+        it. Tokens made before the check value existed leave it to ``authenticate``."""
+        check = self._check_value()
+        stored = tx.conn.execute(_CHECK).scalar_one_or_none()
+        if stored is not None and hmac.compare_digest(bytes(stored), check):
+            return
+        active = tx.conn.execute(_ACTIVE).scalar_one()
+        if active and stored is not None:
+            raise TokenError(WRONG_KEY.format(count=active))
+        if not active:
+            self._store_check(tx, replace=True)
+
+    def _store_check(self, tx: Tx, *, replace: bool) -> None:
+        check = self._check_value()
+        if replace:
+            tx.conn.execute(service_keys.delete().where(service_keys.c.name == KEY_CHECK_NAME))
+        elif tx.conn.execute(_CHECK).first() is not None:
+            return
+        tx.conn.execute(
+            service_keys.insert().values(name=KEY_CHECK_NAME, secret=check, created_at_ms=tx.now_ms)
+        )
+
+    def _prove_key(self) -> None:
+        """A token authenticated under this key: record its check value if none is yet
+        (once per process; a failure only defers it, the request goes on)."""
+        try:
+            # A read first: the check is almost always there, and a write would queue
+            # behind SQLite's one writer.
+            if self._uow.read(lambda tx: tx.conn.execute(_CHECK).first()) is None:
+                self._uow.write(lambda tx: self._store_check(tx, replace=False))
+        except (sa.exc.SQLAlchemyError, UnavailableError):
+            return
+        self._check_stored = True
 
     def _answered(self, operation: Callable[[Tx], T]) -> T:
         try:

@@ -1,13 +1,19 @@
-"""Every code block of README.md runs as shown, against a live server (issue 19, item 5).
+"""Every code block of README.md runs as shown, on a fresh clone, twice (issues 19 and 33).
 
-The test starts ``runtime-store serve`` on a fresh SQLite file (open, on loopback, as
-``./scripts/run`` does) and runs README.md's ``sh``/``bash`` and ``python`` blocks in the
-order a reader meets them: shell blocks in bash with ``set -euo pipefail`` and a ``curl``
-that fails on an HTTP error, Python blocks in one shared namespace (as pasted into one
-interpreter), all in a temporary directory. The only change is the port: the README's
-``8000`` becomes the live server's. A block preceded by ``<!-- readme-test: skip (why) -->``
-is not run (serving forever, the whole suite, installing into this environment), and there
-must be few of them.
+The test starts ``runtime-store serve`` on the SQLite file ``./runtime-store.db`` of a
+directory that stands for a fresh clone after ``./scripts/run`` (open, on loopback; its
+``.venv`` is the virtual environment these tests run in), then reads README.md as a newcomer
+would: its ``sh``/``bash`` blocks in one fresh shell, started in that directory with nothing
+of this process's environment (no ``RUNTIME_STORE_*`` variable, no virtual environment on
+``PATH``: only what the README tells the reader to do puts ``runtime-store`` there), and its
+``python`` blocks in one shared namespace (as pasted into one interpreter), in the order a
+reader meets them. Shell blocks run with ``set -euo pipefail`` and a ``curl`` that fails on
+an HTTP error. The whole README runs twice against the same database, each time in a new
+shell and interpreter: an example that only works once (a fixed ID that conflicts the
+second time) fails the second pass. The only change is the port: the README's ``8000``
+becomes the live server's. A block preceded by ``<!-- readme-test: skip (why) -->`` is not
+run (serving forever, the whole suite, installing into this environment), and there must be
+few of them.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
+import time
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,9 +42,13 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
-#: Defined before every shell block: curl fails (and says why) on an HTTP error.
+#: Run once when the shell starts: curl fails (and says why) on an HTTP error.
 SHELL_PRELUDE = 'set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; echo; }\n'
 MAX_SKIPPED = 3
+#: What a new login shell has: the system's PATH, no virtual environment, no settings.
+FRESH_PATH = "/usr/local/bin:/usr/bin:/bin"
+DONE = "__readme_block_done__"
+BLOCK_TIMEOUT_SECONDS = 120
 
 
 @dataclass(frozen=True)
@@ -76,13 +89,87 @@ def test_blocks_are_found_with_their_markers() -> None:
     ]
 
 
+class Shell:
+    """One bash, as the reader's terminal: a block's variables and the activated virtual
+    environment stay for the next block. Each block is sourced from a file with stdin
+    from /dev/null (a command that reads stdin cannot swallow the blocks that follow)."""
+
+    def __init__(self, cwd: Path, env: dict[str, str], scratch: Path) -> None:
+        self._scratch = scratch
+        self._count = 0
+        self._process = subprocess.Popen(
+            ["bash", "--noprofile", "--norc"],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.run(SHELL_PRELUDE)
+
+    def _read(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def run(self, code: str) -> tuple[bool, str]:
+        """Run ``code``; whether it succeeded (``set -e``: a failure ends the shell), and
+        what it printed."""
+        self._count += 1
+        block = self._scratch / f"block-{self._count}.sh"
+        block.write_text(code)
+        assert self._process.stdin is not None
+        self._process.stdin.write(f". {block} </dev/null\nprintf '\\n%s\\n' {DONE}\n")
+        self._process.stdin.flush()
+        output: list[str] = []
+        deadline = time.monotonic() + BLOCK_TIMEOUT_SECONDS
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return False, "".join(output) + "\n(timed out)"
+            if line is None:
+                return False, "".join(output)
+            if line.strip() == DONE:
+                return True, "".join(output)
+            output.append(line)
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+@dataclass(frozen=True)
+class Clone:
+    """A directory as a fresh clone is after ``./scripts/run``: its ``.venv`` (the one these
+    tests run in) and its ``./runtime-store.db``, which the live server serves."""
+
+    path: Path
+    server: LiveServer
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    directory = tmp_path_factory.mktemp("readme")
-    url = f"sqlite:///{directory / 'readme.db'}"
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clone]:
+    venv = Path(sys.prefix)
+    if not (venv / "bin" / "activate").is_file():
+        pytest.skip(
+            f"the tests do not run in a virtual environment ({venv}): ./scripts/test makes one"
+        )
+    path = tmp_path_factory.mktemp("clone")
+    (path / ".venv").symlink_to(venv, target_is_directory=True)
+    url = f"sqlite:///{path / 'runtime-store.db'}"
     upgrade_schema(url)
-    live = start_server(url, directory / "server.log")
-    yield live
+    live = start_server(url, tmp_path_factory.mktemp("logs") / "server.log")
+    yield Clone(path, live)
     stop_server(live)
 
 
@@ -90,44 +177,86 @@ def _on_port(code: str, port: str) -> str:
     return re.sub(r"(localhost|127\.0\.0\.1):8000\b", rf"\g<1>:{port}", code)
 
 
-def test_every_readme_block_runs_against_a_live_server(server: LiveServer, tmp_path: Path) -> None:
+def fresh_shell_environment(home: Path) -> dict[str, str]:
+    """A new shell's environment: nothing of this process's but the code it tests
+    (``PYTHONPATH``, when a worktree's tests point it at their checkout)."""
+    env = {"HOME": str(home), "PATH": FRESH_PATH, "LANG": "C.UTF-8", "TERM": "dumb"}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def run_readme(clone: Clone, scratch: Path) -> None:
+    """Every runnable block of README.md, in order, in one new shell and one new namespace."""
+    blocks = [b for b in readme_blocks(README.read_text()) if b.lang in ("sh", "bash", "python")]
+    port = clone.server.base_url.rsplit(":", 1)[1]
+    home = scratch / "home"
+    home.mkdir()
+    shell = Shell(clone.path, fresh_shell_environment(home), scratch)
+    namespace: dict[str, Any] = {"__name__": "__readme__"}
+    try:
+        for block in blocks:
+            if block.skip:
+                continue
+            code = _on_port(block.code, port)
+            where = f"README.md line {block.line} ({block.lang})"
+            if block.lang == "python":
+                output = io.StringIO()
+                try:
+                    with contextlib.redirect_stdout(output), contextlib.chdir(clone.path):
+                        exec(compile(code, where, "exec"), namespace)  # the README's own code
+                except Exception as exc:
+                    log = clone.server.log()[-3000:]
+                    pytest.fail(f"{where} failed: {exc!r}\n{output.getvalue()}\n{log}")
+                continue
+            ok, output_text = shell.run(code)
+            assert ok, f"{where} failed:\n{output_text}"
+            assert "Traceback" not in output_text, f"{where}:\n{output_text}"
+    finally:
+        shell.close()
+
+
+def test_a_fresh_shell_has_no_runtime_store_until_the_readme_says_how(
+    clone: Clone, tmp_path: Path
+) -> None:
+    """The shell the README runs in is fresh: ``runtime-store`` is not on its PATH until
+    the reader activates ``.venv`` as *Run it* says."""
+    shell = Shell(clone.path, fresh_shell_environment(tmp_path), tmp_path)
+    try:
+        ok, output = shell.run("if command -v runtime-store; then exit 1; fi\n")
+        assert ok, f"runtime-store is on the fresh PATH already: {output}"
+        ok, output = shell.run(". .venv/bin/activate\ncommand -v runtime-store\n")
+        assert ok, output
+        found = Path(output.strip()).resolve()
+        assert found == (clone.path / ".venv" / "bin" / "runtime-store").resolve()
+    finally:
+        shell.close()
+
+
+def test_every_readme_block_runs_on_a_fresh_clone_twice(clone: Clone, tmp_path: Path) -> None:
     blocks = readme_blocks(README.read_text())
     runnable = [b for b in blocks if b.lang in ("sh", "bash", "python")]
     skipped = [b for b in runnable if b.skip]
     assert len(skipped) <= MAX_SKIPPED, [(b.line, b.skip) for b in skipped]
     assert len(runnable) - len(skipped) >= 5
-    port = server.base_url.rsplit(":", 1)[1]
-    env = {
-        **os.environ,
-        "RUNTIME_STORE_URL": server.base_url,
-        "RUNTIME_STORE_DATABASE_URL": server.database_url,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
-    namespace: dict[str, Any] = {"__name__": "__readme__"}
-    for block in runnable:
-        if block.skip:
-            continue
-        code = _on_port(block.code, port)
-        where = f"README.md line {block.line} ({block.lang})"
-        if block.lang == "python":
-            output = io.StringIO()
-            try:
-                with contextlib.redirect_stdout(output), contextlib.chdir(tmp_path):
-                    exec(compile(code, where, "exec"), namespace)  # the README's own code
-            except Exception as exc:
-                pytest.fail(f"{where} failed: {exc!r}\n{output.getvalue()}\n{server.log()[-3000:]}")
-            continue
-        done = subprocess.run(
-            ["bash", "-c", SHELL_PRELUDE + code],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, f"{where} failed:\n{done.stdout}\n{done.stderr}"
-        assert "Traceback" not in done.stderr, f"{where}:\n{done.stderr}"
+    for attempt in ("first", "second"):
+        scratch = tmp_path / attempt
+        scratch.mkdir()
+        run_readme(clone, scratch)
+
+
+def test_the_readme_sends_readers_only_to_files_in_the_repository() -> None:
+    """Every relative link and every ``docs/…`` path the README names exists in the
+    repository, and it names no file it does not ship (the contract is docs/contract.md)."""
+    text = README.read_text()
+    assert "CONTRACT.md" not in text
+    assert "../" not in text
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    named = re.findall(r"`((?:docs|scripts|clients|app|tests|alembic)/[\w./-]+)`", text)
+    targets = {t for t in links if not re.match(r"[a-z]+:", t)} | set(named)
+    assert "docs/contract.md" in targets
+    missing = sorted(t for t in targets if not (ROOT / t).exists())
+    assert not missing, missing
 
 
 def test_the_client_install_claim_names_its_dependencies() -> None:

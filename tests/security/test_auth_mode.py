@@ -21,7 +21,7 @@ import pytest
 from app.domain.tokens import Role
 from app.storage import create_engine
 from app.storage.tokens import Tokens
-from tests.conftest import LiveServer, start_server, stop_server
+from tests.conftest import LiveServer, free_port, start_server, stop_server
 from tests.security import fresh_postgres_url, fresh_sqlite_url
 
 KEY = "auth-mode-test-key-0123456789abcdef"
@@ -33,7 +33,8 @@ def _serve(database_url: str, *args: str, env: dict[str, str]) -> subprocess.Com
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("RUNTIME_STORE_")}
     environment = {**inherited, **env, "RUNTIME_STORE_DATABASE_URL": database_url}
     return subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--port", "1", "--no-migrate", *args],
+        # A free port: serve checks it first (port 1 is refused to non-root users).
+        [sys.executable, "-m", "app", "serve", "--port", str(free_port()), "--no-migrate", *args],
         env=environment,
         capture_output=True,
         text=True,

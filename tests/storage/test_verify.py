@@ -584,7 +584,7 @@ def test_cli_exit_codes_and_summary(engine: Engine, world: World) -> None:
     execute(engine, "DELETE FROM checkpoints WHERE run_id = :r", r=world.suspended)
     broken = runner.invoke(cli, ["db", "verify", "--database-url", url])
     assert broken.exit_code == 1, broken.output
-    lines = broken.output.strip().splitlines()
+    lines = broken.stdout.strip().splitlines()
     assert lines[0].startswith(
         f"{v.SUSPENSION_CHECKPOINT}\trun={world.suspended}\tsession={world.active}\t"
     )
