@@ -98,7 +98,7 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Webhook URL hosts (names or addresses, comma-separated) that may "
         "resolve to loopback, private, link-local or unspecified addresses; every other "
-        "host must resolve to public addresses only (CONTRACT.md 13.1).",
+        "host must resolve to public addresses only (docs/contract.md 13.1).",
     )
     webhook_retry_hours: float = Field(
         default=24.0,

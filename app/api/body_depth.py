@@ -51,7 +51,7 @@ def body_too_deep(connection: HTTPConnection) -> bool:
 def too_deep_detail() -> str:
     return (
         f"the request body nests deeper than {MAX_BODY_DEPTH} arrays and objects; a JSON "
-        f"value in it may nest at most {MAX_JSON_DEPTH} (CONTRACT.md 2.8)"
+        f"value in it may nest at most {MAX_JSON_DEPTH} (docs/contract.md 2.8)"
     )
 
 

@@ -95,7 +95,7 @@ class Problem(BaseModel):
     status: int = Field(description="The HTTP status.", examples=[404])
     detail: str = Field(examples=["run 'run-42' not found"])
     code: str = Field(
-        description="Stable error code of CONTRACT.md section 6.", examples=["run_not_found"]
+        description="Stable error code (docs/contract.md section 6).", examples=["run_not_found"]
     )
     run_id: str | None = None
     session_id: str | None = None

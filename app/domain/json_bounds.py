@@ -96,7 +96,7 @@ def _children(value: object) -> Iterable[object] | None:
 def too_deep(what: str, limit: int = MAX_JSON_DEPTH) -> InvalidArgumentError:
     """The refusal of a value nested deeper than ``limit``."""
     return InvalidArgumentError(
-        f"{what} nests deeper than {limit} arrays and objects (CONTRACT.md 2.8)"
+        f"{what} nests deeper than {limit} arrays and objects (docs/contract.md 2.8)"
     )
 
 

@@ -32,7 +32,7 @@ class Problem:
             title (str):
             status (int): The HTTP status.
             detail (str):
-            code (str): Stable error code of CONTRACT.md section 6.
+            code (str): Stable error code (docs/contract.md section 6).
             run_id (None | str | Unset):
             session_id (None | str | Unset):
             event_key (None | str | Unset):
