@@ -171,3 +171,28 @@ def test_waits_and_tails_use_the_primary(replicated: ReplicatedService) -> None:
     assert response.status_code == 200
     assert response.json()["status"] == "completed"
     assert "Run-Wait" not in response.headers
+
+
+def test_a_browsers_reads_carry_the_position_of_its_writes_in_a_cookie(
+    lagging_allowed: ReplicatedService,
+) -> None:
+    """The console's page loads cannot send a header: the cookie a browser's write set
+    keeps its reads off a standby that has not replayed that write."""
+    service = lagging_allowed
+    base_url = service.server.base_url
+    service.pair.catch_up()
+    with HttpStore(base_url) as reader:
+        reader.list_sessions(limit=1)  # a position-less read: the standby is within the lag
+    service.pair.pause_replay()
+    session_id = f"browser-{time.monotonic_ns()}"
+    with httpx.Client(base_url=base_url) as browser:
+        created = browser.post(
+            "/v1/sessions",
+            json={"session_id": session_id, "created_at": "2026-12-02T00:00:00Z"},
+            headers={"Sec-Fetch-Site": "same-origin"},
+        )
+        assert created.status_code in (200, 201), created.text
+        assert "runtime_store_position" in browser.cookies
+        assert browser.get(f"/v1/sessions/{session_id}").status_code == 200
+    # Without the cookie the paused standby, within the allowed hour of lag, answers.
+    assert httpx.get(f"{base_url}/v1/sessions/{session_id}").status_code == 404
