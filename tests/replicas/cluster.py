@@ -178,20 +178,30 @@ class StreamingPair:
             time.sleep(0.01)
 
     def pause_replay(self) -> None:
-        """Stop replay; returns once the standby says it has stopped (or 5 s passed: a
-        standby with nothing to replay stops at its next record)."""
+        """Stop replay; returns once the standby says it has stopped. An idle standby
+        notices a pause request only at its next record, so the primary writes one (a
+        WAL message) until it does: no later write of a test is replayed."""
         self._standby_call("pg_wal_replay_pause()")
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            engine = self.admin(self.standby_url())
-            try:
-                with engine.connect() as conn:
-                    state = conn.execute(sa.text("SELECT pg_get_wal_replay_pause_state()")).scalar()
-            finally:
-                engine.dispose()
-            if state == "paused":
+            if self._pause_state() == "paused":
                 return
+            primary = self.admin(self.primary_url())
+            try:
+                with primary.connect() as conn:
+                    conn.execute(sa.text("SELECT pg_logical_emit_message(false, 'rs', 'pause')"))
+            finally:
+                primary.dispose()
             time.sleep(0.02)
+        raise TimeoutError("the standby did not pause its replay")
+
+    def _pause_state(self) -> str:
+        engine = self.admin(self.standby_url())
+        try:
+            with engine.connect() as conn:
+                return str(conn.execute(sa.text("SELECT pg_get_wal_replay_pause_state()")).scalar())
+        finally:
+            engine.dispose()
 
     def resume_replay(self) -> None:
         self._standby_call("pg_wal_replay_resume()")

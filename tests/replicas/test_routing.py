@@ -28,6 +28,21 @@ from .conftest import ReplicatedService, start_replicated
 from .test_read_your_writes import reads_served
 
 
+def standby_serves_fresh_readers(service: ReplicatedService) -> None:
+    """Wait until a read without a position is served by the standby: the service's
+    sample of the primary's position (kept for the allowed lag) is one the standby has
+    replayed, so a paused standby stays within the lag for such reads afterwards."""
+    for _ in range(50):
+        service.pair.catch_up()
+        before = reads_served(service.server.base_url)
+        with HttpStore(service.server.base_url) as reader:
+            reader.list_sessions(limit=1)
+        if served_delta(service, before).get("replica-1", 0) >= 1:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the standby never served a read without a position")
+
+
 def served_delta(service: ReplicatedService, before: dict[str, float]) -> dict[str, float]:
     after = reads_served(service.server.base_url)
     return {name: after[name] - before.get(name, 0.0) for name in after}
@@ -60,8 +75,7 @@ def test_a_list_cursor_continues_on_a_replica_and_back(lagging_allowed: Replicat
         first = [run_start(session_id=session_id) for _ in range(3)]
         for run in first:
             writer.start_root_run(run, started_record(run), canceled_record(run))
-        pair.catch_up()
-        reader.list_sessions(limit=1)  # a position-less read: the standby is within the lag
+        standby_serves_fresh_readers(service)
         pair.pause_replay()
         # Started while the standby replays nothing: only the primary has these.
         later = [run_start(session_id=session_id) for _ in range(3)]
@@ -180,10 +194,9 @@ def test_a_browsers_reads_carry_the_position_of_its_writes_in_a_cookie(
     keeps its reads off a standby that has not replayed that write."""
     service = lagging_allowed
     base_url = service.server.base_url
-    service.pair.catch_up()
-    with HttpStore(base_url) as reader:
-        reader.list_sessions(limit=1)  # a position-less read: the standby is within the lag
+    standby_serves_fresh_readers(service)
     service.pair.pause_replay()
+    behind = service.pair.replayed()
     session_id = f"browser-{time.monotonic_ns()}"
     with httpx.Client(base_url=base_url) as browser:
         created = browser.post(
@@ -194,5 +207,6 @@ def test_a_browsers_reads_carry_the_position_of_its_writes_in_a_cookie(
         assert created.status_code in (200, 201), created.text
         assert "runtime_store_position" in browser.cookies
         assert browser.get(f"/v1/sessions/{session_id}").status_code == 200
+    assert service.pair.replayed() == behind, "the standby replayed while paused"
     # Without the cookie the paused standby, within the allowed hour of lag, answers.
     assert httpx.get(f"{base_url}/v1/sessions/{session_id}").status_code == 404
