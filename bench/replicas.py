@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from app.storage import upgrade_schema
 from runtime_store_client import AsyncHttpStore, HttpStore, Record, RunStart
 from tests.contract.builders import canceled_record, record, run_start, started_record
 from tests.replicas.cluster import StreamingPair, server_binaries, start_pair
+from tests.replicas.test_read_your_writes import reads_served
 
 from .servers import start_service, stop_service
 
@@ -78,16 +77,6 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def served(base_url: str) -> dict[str, float]:
-    counts: dict[str, float] = {}
-    for line in httpx.get(f"{base_url}/metrics", timeout=10).text.splitlines():
-        if line.startswith("runtime_store_db_reads_served_total{"):
-            labels, _, value = line.partition("} ")
-            name = labels.split('database="', 1)[1].split('"', 1)[0]
-            counts[name] = counts.get(name, 0.0) + float(value)
-    return counts
-
-
 async def sitting(
     name: str, base_url: str, runs: list[RunStart], readers: int, duration: float
 ) -> Sitting:
@@ -123,11 +112,11 @@ async def sitting(
                     misses += 1
                 await asyncio.sleep(0.01)
 
-    before = served(base_url)
+    before = reads_served(base_url)
     started = time.monotonic()
     await asyncio.gather(writer(), *(reader() for _ in range(readers)))
     seconds = time.monotonic() - started
-    after = served(base_url)
+    after = reads_served(base_url)
     delta = {key: after[key] - before.get(key, 0.0) for key in after}
     return Sitting(name, len(latencies), seconds, latencies, delta, writes, misses)
 
