@@ -1,5 +1,5 @@
 """The console's pages: shells with no data (layout, navigation, the filter form filled
-from the query string) whose fragments ``console.js`` then fetches; and its two assets."""
+from the query string) whose fragments ``console.js`` then fetches; and its assets."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ router = APIRouter()
 
 @router.get("/static/{name}")
 async def static_asset(name: str) -> Response:
-    """The stylesheet and the script (versioned by content in the pages' links)."""
+    """The stylesheet and the scripts (versioned by content in the pages' links)."""
     media_type = ASSETS.get(name)
     if media_type is None:
         return Response("not found", status_code=404, media_type="text/plain")

@@ -63,7 +63,13 @@ SECURITY_HEADERS: Final = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-ASSETS: Final = {"console.css": "text/css", "console.js": "text/javascript"}
+#: The stylesheet and the scripts: ``console.js`` (the core) first, the others build on it.
+ASSETS: Final = {
+    "console.css": "text/css",
+    "console.js": "text/javascript",
+    "console-actions.js": "text/javascript",
+    "console-live.js": "text/javascript",
+}
 
 QueryList = Annotated[list[str], Query()]
 

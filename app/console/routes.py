@@ -1,4 +1,4 @@
-"""The console's routes: page shells (``pages``), HTML fragments (``fragments``) and its two
+"""The console's routes: page shells (``pages``), HTML fragments (``fragments``) and its
 assets, under ``/console``.
 
 A page is a shell with no data; the browser (``console.js``) then fetches the page's

@@ -124,6 +124,8 @@ def test_an_admin_finds_a_failed_run_and_reads_its_records_and_transcript(
     assert_stayed_home(tab, 401)  # the sessions list before the token
     paths = {urlsplit(url).path for url in tab.requests}
     assert "/console/static/console.js" in paths
+    assert "/console/static/console-actions.js" in paths
+    assert "/console/static/console-live.js" in paths
     assert "/console/static/console.css" in paths
     assert all(path.startswith("/console") for path in paths), paths
 

@@ -39,7 +39,7 @@ def test_console_pages_load_only_what_the_service_serves(world: World) -> None:
         assert " style=" not in html, "an inline style"
         assert "<style" not in html, "an inline stylesheet"
         assert re.findall(r"\son[a-z]+=", html) == [], "an inline handler"
-    for asset in ("console.js", "console.css"):
+    for asset in ("console.js", "console-actions.js", "console-live.js", "console.css"):
         served = httpx.get(f"{world.server.base_url}/console/static/{asset}")
         assert served.status_code == 200
         assert "http://" not in served.text
