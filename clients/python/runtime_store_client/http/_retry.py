@@ -31,6 +31,15 @@ class RetryPolicy:
         return max(backoff, error.retry_after or 0.0)
 
 
+#: What a retry loop catches and hands to ``Attempts.after``.
+FAILURES: tuple[type[BaseException], ...] = (
+    UnicodeEncodeError,
+    httpx.InvalidURL,
+    httpx.TransportError,
+    StoreError,
+)
+
+
 class Attempts:
     """Decides, after each failure, whether and how long to wait before the next attempt."""
 
@@ -38,6 +47,24 @@ class Attempts:
         self.policy = policy
         self.failures = 0
         self.started = time.monotonic()
+
+    def after(self, exc: BaseException, *, final: bool = False) -> float:
+        """The wait before the next attempt after ``exc`` (a failure every retry loop of
+        the client catches); raises the error to give the caller when there is none, or
+        at once when the caller says the failure is ``final``."""
+        if isinstance(exc, UnicodeEncodeError):
+            raise unencodable_text(exc) from None
+        if isinstance(exc, httpx.InvalidURL):
+            raise unsendable(exc) from None
+        error = transport_error(exc) if isinstance(exc, httpx.TransportError) else exc
+        if not isinstance(error, StoreError):
+            raise exc
+        delay = None if final else self.next_delay(error)
+        if delay is None:
+            if error is exc:
+                raise error
+            raise error from exc
+        return delay
 
     def next_delay(self, error: StoreError) -> float | None:
         """The wait before the next attempt, or ``None`` when ``error`` must be raised."""

@@ -69,13 +69,6 @@ class _Tail:
             raise UnavailableError("the export was cut short (no trailer line): export again")
 
 
-def _failure(exc: Exception) -> StoreError:
-    if isinstance(exc, httpx.TransportError):
-        return transport_error(exc)
-    assert isinstance(exc, StoreError)
-    return exc
-
-
 # --- sync ----------------------------------------------------------------------------------
 
 
@@ -103,13 +96,8 @@ def export_session(
             tail.check()
             return
         except (httpx.TransportError, StoreError) as exc:
-            error = _failure(exc)
-            delay = None if tail.written else attempts.next_delay(error)
-            if delay is None:
-                if error is exc:
-                    raise
-                raise error from exc
-            time.sleep(delay)
+            # Bytes given to ``file`` cannot be taken back: a failure after them is final.
+            time.sleep(attempts.after(exc, final=bool(tail.written)))
 
 
 def _chunks(file: BinaryReader) -> Iterator[bytes]:
@@ -159,13 +147,8 @@ async def export_session_async(
             tail.check()
             return
         except (httpx.TransportError, StoreError) as exc:
-            error = _failure(exc)
-            delay = None if tail.written else attempts.next_delay(error)
-            if delay is None:
-                if error is exc:
-                    raise
-                raise error from exc
-            await asyncio.sleep(delay)
+            # Bytes given to ``file`` cannot be taken back: a failure after them is final.
+            await asyncio.sleep(attempts.after(exc, final=bool(tail.written)))
 
 
 async def _chunks_async(file: BinaryReader) -> AsyncIterator[bytes]:

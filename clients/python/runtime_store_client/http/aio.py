@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-from ..errors import StoreError
 from ..protocols import BinaryReader, BinaryWriter
 from ..transcript import Message
 from ..types import (
@@ -24,7 +23,7 @@ from ._call import AsyncOperation, Call
 from ._positions import Positions
 from ._problems import problem_error
 from ._requests import path_id, session_path_id
-from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
+from ._retry import FAILURES, Attempts, RetryPolicy
 from ._tail import AsyncRecordTail, run_stream_path, session_stream_path
 from .sync import make_client
 
@@ -104,21 +103,8 @@ class AsyncHttpStore:
         while True:
             try:
                 return await call.run_async(self._client)
-            except UnicodeEncodeError as exc:
-                raise unencodable_text(exc) from None
-            except httpx.InvalidURL as exc:
-                raise unsendable(exc) from None
-            except httpx.TransportError as exc:
-                error: StoreError = transport_error(exc)
-                cause: BaseException = exc
-            except StoreError as exc:
-                error, cause = exc, exc
-            delay = attempts.next_delay(error)
-            if delay is None:
-                if error is cause:
-                    raise error
-                raise error from cause
-            await asyncio.sleep(delay)
+            except FAILURES as exc:
+                await asyncio.sleep(attempts.after(exc))
 
     # --- one request each: the call table (``_operations``, ``_webhooks``) ----------------
 

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 import httpx
 
 from .._generated.client import AuthenticatedClient, Client
-from ..errors import StoreError
 from ..protocols import BinaryReader, BinaryWriter
 from ..transcript import Message
 from ..types import (
@@ -33,7 +32,7 @@ from ._call import Call, Operation
 from ._positions import Positions
 from ._problems import problem_error
 from ._requests import path_id, session_path_id
-from ._retry import Attempts, RetryPolicy, transport_error, unencodable_text, unsendable
+from ._retry import FAILURES, Attempts, RetryPolicy
 from ._tail import RecordTail, run_stream_path, session_stream_path
 
 T = TypeVar("T")
@@ -121,21 +120,8 @@ class HttpStore:
         while True:
             try:
                 return call.run(self._client)
-            except UnicodeEncodeError as exc:
-                raise unencodable_text(exc) from None
-            except httpx.InvalidURL as exc:
-                raise unsendable(exc) from None
-            except httpx.TransportError as exc:
-                error: StoreError = transport_error(exc)
-                cause: BaseException = exc
-            except StoreError as exc:
-                error, cause = exc, exc
-            delay = attempts.next_delay(error)
-            if delay is None:
-                if error is cause:
-                    raise error
-                raise error from cause
-            time.sleep(delay)
+            except FAILURES as exc:
+                time.sleep(attempts.after(exc))
 
     # --- one request each: the call table (``_operations``, ``_webhooks``) ----------------
 
