@@ -25,6 +25,7 @@ from ._problems import problem_error
 from ._requests import path_id, session_path_id
 from ._retry import FAILURES, Attempts, RetryPolicy
 from ._tail import AsyncRecordTail, run_stream_path, session_stream_path
+from ._tls import with_default_tls
 from .sync import make_client
 
 T = TypeVar("T")
@@ -44,6 +45,7 @@ def _with_aiohttp(httpx_args: dict[str, Any] | None) -> dict[str, Any]:
     args = dict(httpx_args or {})
     if "transport" in args:
         return args
+    args = with_default_tls(args)
     options = {name: args.pop(name) for name in _TRANSPORT_ARGS if name in args}
     args["transport"] = AiohttpTransport(**options)
     return args

@@ -34,6 +34,7 @@ from ._problems import problem_error
 from ._requests import path_id, session_path_id
 from ._retry import FAILURES, Attempts, RetryPolicy
 from ._tail import RecordTail, run_stream_path, session_stream_path
+from ._tls import with_default_tls
 
 T = TypeVar("T")
 
@@ -56,7 +57,7 @@ def make_client(
 ) -> Client | AuthenticatedClient:
     """The generated client, raising contract errors from an httpx response hook and
     keeping the positions of writes for later reads (``_positions``)."""
-    args = dict(httpx_args or {})
+    args = with_default_tls(dict(httpx_args or {}))
     hooks = dict(args.pop("event_hooks", {}))
     on_request: Any = positions.on_request_async if asynchronous else positions.on_request
     on_response: Any = positions.on_response_async if asynchronous else positions.on_response
@@ -65,6 +66,7 @@ def make_client(
     # Positions first: a write's answer carries one even when the hook raises for it.
     hooks["response"] = [*hooks.get("response", []), on_response, hook]
     options: dict[str, Any] = {
+        "verify_ssl": args.pop("verify", True),
         "base_url": base_url.rstrip("/"),
         "timeout": httpx.Timeout(timeout),
         "httpx_args": {**args, "event_hooks": hooks},
