@@ -8,10 +8,12 @@ where it watches something change live.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 
 from runtime_store_client import HttpStore, Record, RunStart, RunStatus
@@ -305,3 +307,59 @@ def test_the_session_timeline_lists_every_runs_records_in_commit_order_with_the_
     )
     assert rows == [[second.run_id, "usage"]] * 3
     assert_stayed_home(tab, 401)
+
+
+# --- over plain HTTP (no browser): what the fragments read and link -------------------
+
+
+def fragment_text(world: World, path: str) -> str:
+    response = httpx.get(
+        world.server.base_url + path, headers={"Authorization": f"Bearer {world.reader}"}
+    )
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def shown_ids(html: str) -> list[int]:
+    return [int(found) for found in re.findall(r'<li class="record"[^>]* id="record-(\d+)"', html)]
+
+
+def test_a_long_finished_runs_meta_shows_its_outcome_and_record_count(
+    world: World, store: HttpStore, long_run: RunStart
+) -> None:
+    store.record_run_terminal(
+        long_run.run_id, RunStatus.FAILED, terminal_record(long_run, RunStatus.FAILED)
+    )
+    meta = fragment_text(world, f"/console/fragments/run?run_id={long_run.run_id}")
+    # The outcome is in record 251, far beyond the first page of records.
+    assert "<strong>timeout</strong>: tool timed out" in meta
+    assert f'<dd class="run-record-count">{LONG_RUN_RECORDS + 1}</dd>' in meta
+    records = fragment_text(
+        world, f"/console/fragments/run/records?run_id={long_run.run_id}&latest=1"
+    )
+    assert shown_ids(records) == list(range(LONG_RUN_RECORDS - 98, LONG_RUN_RECORDS + 2))
+    assert "data-tail=" not in records  # finished: nothing to follow
+
+
+def test_a_filtered_page_reads_a_bounded_number_of_records_and_links_on_from_there(
+    world: World, store: HttpStore, session_id: str
+) -> None:
+    run = start(store, session_id)
+    notes = [note(run, number) for number in range(2, 1202)]  # 1,201 records, one type
+    for offset in range(0, len(notes), 1000):
+        store.append_run_records(run.run_id, notes[offset : offset + 1000])
+    store.append_run_record(note(run, 1202, type="usage"))
+    base = f"/console/fragments/run/records?run_id={run.run_id}&type=usage"
+    first = fragment_text(world, base)
+    assert shown_ids(first) == []  # 1,000 records read, none of the type
+    assert "among the 1000 records this page read" in first
+    (following,) = re.findall(r'<a href="([^"]+)" rel="next">Next page</a>', first)
+    assert "records_cursor=1000" in following
+    second = fragment_text(world, f"{base}&cursor=1000")
+    assert shown_ids(second) == [1202]
+    assert "Next page" not in second
+    older = fragment_text(world, f"{base}&order=desc")
+    assert shown_ids(older) == [1202]
+    (following,) = re.findall(r'<a href="([^"]+)" rel="next">Older records</a>', older)
+    assert "records_before=203" in following  # ten windows of 100 read backward
+    assert shown_ids(fragment_text(world, f"{base}&order=desc&before=203")) == []
