@@ -327,6 +327,8 @@ def shown_ids(html: str) -> list[int]:
 def test_a_long_finished_runs_meta_shows_its_outcome_and_record_count(
     world: World, store: HttpStore, long_run: RunStart
 ) -> None:
+    path = f"/console/fragments/run/transcript?run_id={long_run.run_id}"
+    assert "data-transcript-tail=" in fragment_text(world, path)  # running: followed
     store.record_run_terminal(
         long_run.run_id, RunStatus.FAILED, terminal_record(long_run, RunStatus.FAILED)
     )
@@ -339,6 +341,9 @@ def test_a_long_finished_runs_meta_shows_its_outcome_and_record_count(
     )
     assert shown_ids(records) == list(range(LONG_RUN_RECORDS - 98, LONG_RUN_RECORDS + 2))
     assert "data-tail=" not in records  # finished: nothing to follow
+    finished = fragment_text(world, path)
+    assert "data-transcript-tail=" not in finished
+    assert "the run finished (failed)" in finished
 
 
 def test_a_filtered_page_reads_a_bounded_number_of_records_and_links_on_from_there(

@@ -157,9 +157,26 @@
     "run_completed",
   ]);
 
+  // One reload of a slot at a time, and one more if asked meanwhile: fetches that finish
+  // out of order never leave an older answer on the page.
+  const reloading = new Map();
   function reload(id) {
     const slot = document.getElementById(id);
-    if (slot && slot.dataset.fragment) load(slot);
+    if (!slot || !slot.dataset.fragment) return;
+    const state = reloading.get(id) || { running: false, again: false };
+    reloading.set(id, state);
+    if (state.running) {
+      state.again = true;
+      return;
+    }
+    state.running = true;
+    (async () => {
+      do {
+        state.again = false;
+        await load(slot);
+      } while (state.again);
+      state.running = false;
+    })();
   }
 
   function follow(timeline, slot) {
