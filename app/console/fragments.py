@@ -180,13 +180,24 @@ async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
 
 @router.get("/fragments/run/children")
 async def children_fragment(
-    request: Request, run_id: str = "", cursor: str = "", records_cursor: str = ""
+    request: Request,
+    run_id: str = "",
+    cursor: str = "",
+    records_cursor: str = "",
+    records_order: str = "",
+    records_type: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
 ) -> HTMLResponse:
-    """A page of the run's children (``GET /v1/runs?parent_run_id=``)."""
+    """A page of the run's children (``GET /v1/runs?parent_run_id=``); its links keep the
+    records' page, order and filter."""
 
     async def load(api: Api) -> dict[str, Any]:
         body = await api.store.search_runs(parent_run_id=run_id, cursor=cursor, limit=PAGE_SIZE)
-        here = {"run_id": run_id, "records_cursor": records_cursor}
+        here = {
+            "run_id": run_id,
+            "records_cursor": records_cursor,
+            "records_order": records_order,
+            "records_type": records_type,
+        }
         return {
             "runs": body.runs,
             "next": link("/console/run", {**here, "children_cursor": body.next_cursor})

@@ -150,7 +150,13 @@ async def run_page(
         meta=link("/console/fragments/run", {"run_id": run_id}),
         children=link(
             "/console/fragments/run/children",
-            {"run_id": run_id, "cursor": children_cursor, "records_cursor": records_cursor},
+            {
+                "run_id": run_id,
+                "cursor": children_cursor,
+                "records_cursor": records_cursor,
+                "records_order": records_order,
+                "records_type": records_type,
+            },
         ),
         records=link(
             "/console/fragments/run/records",
