@@ -296,6 +296,13 @@ def test_the_session_timeline_lists_every_runs_records_in_commit_order_with_the_
     link = page.locator(f"#session-records a.record-run >> text={second.run_id}").first
     assert link.get_attribute("href") == f"/console/run?run_id={second.run_id}"
     tab.screenshot("session-timeline")
+    with page.expect_navigation():  # a record's ID opens its run's timeline at it
+        page.locator(f"#session-records li[data-run='{second.run_id}'] a.record-id").nth(2).click()
+    tab.ready()
+    assert record_ids(tab)[0] == 3
+    assert page.url.endswith(f"run_id={second.run_id}&records_cursor=2#record-3")
+    page.go_back()
+    tab.ready()
 
     page.click("#session-timeline .type-filter summary")
     page.check("#session-timeline input[name=type][value=usage]")
