@@ -3,6 +3,7 @@ with the caller's token and renders its answer as HTML, or its problem."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -23,10 +24,13 @@ from .rendering import (
     PAGE_SIZE,
     PURGE_COUNT_LIMIT,
     RECORDS_PAGE_SIZE,
+    QueryList,
     fragment,
     link,
 )
-from .views import RecordView, run_facts
+from .timeline import run_timeline, wanted_types
+from .transcript import last_record_id
+from .views import RecordView, duration, record_types, run_facts
 
 router = APIRouter()
 
@@ -140,12 +144,21 @@ async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = 
 
 @router.get("/fragments/run")
 async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
-    """``GET /v1/runs/{id}``, its checkpoint, and the predecessor and outcome its
-    lifecycle records name (from the first page of its records)."""
+    """``GET /v1/runs/{id}``, its checkpoint, its record count and duration, and the
+    predecessor and outcome its lifecycle records name (its first and last records)."""
 
     async def load(api: Api) -> dict[str, Any]:
         run = await api.store.load_run(run_id)
         records = await api.store.list_run_records(run_id, limit=RECORDS_PAGE_SIZE)
+        seen = records.records
+        count = len(seen)
+        if records.next_cursor:  # a long run: its last record by ID (see ``timeline``)
+            count = int(await last_record_id(api, run_id))
+            if run.status.is_finished:  # its outcome is in its last record
+                seen = [
+                    *seen,
+                    *(await api.store.list_run_records(run_id, str(count - 1), 1)).records,
+                ]
         checkpoint = None
         try:
             found = await api.store.load_run_suspension(run_id)
@@ -157,7 +170,9 @@ async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
             "run": run,
             "checkpoint": checkpoint,
             "finished": run.status.is_finished,
-            **run_facts(records.records),
+            "record_count": count,
+            "duration": duration(run.started_at, run.updated_at) if run.status.is_finished else "",
+            **run_facts(seen),
         }
 
     return await fragment(request, "fragments/run.html", load)
@@ -165,13 +180,24 @@ async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
 
 @router.get("/fragments/run/children")
 async def children_fragment(
-    request: Request, run_id: str = "", cursor: str = "", records_cursor: str = ""
+    request: Request,
+    run_id: str = "",
+    cursor: str = "",
+    records_cursor: str = "",
+    records_order: str = "",
+    records_type: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
 ) -> HTMLResponse:
-    """A page of the run's children (``GET /v1/runs?parent_run_id=``)."""
+    """A page of the run's children (``GET /v1/runs?parent_run_id=``); its links keep the
+    records' page, order and filter."""
 
     async def load(api: Api) -> dict[str, Any]:
         body = await api.store.search_runs(parent_run_id=run_id, cursor=cursor, limit=PAGE_SIZE)
-        here = {"run_id": run_id, "records_cursor": records_cursor}
+        here = {
+            "run_id": run_id,
+            "records_cursor": records_cursor,
+            "records_order": records_order,
+            "records_type": records_type,
+        }
         return {
             "runs": body.runs,
             "next": link("/console/run", {**here, "children_cursor": body.next_cursor})
@@ -186,27 +212,66 @@ async def children_fragment(
 
 @router.get("/fragments/run/records")
 async def records_fragment(
-    request: Request, run_id: str = "", cursor: str = "", children_cursor: str = ""
+    request: Request,
+    run_id: str = "",
+    cursor: str = "",
+    children_cursor: str = "",
+    order: str = "",
+    before: str = "",
+    latest: str = "",
+    type: QueryList = [],  # noqa: B006 - the query's name; FastAPI copies defaults
 ) -> HTMLResponse:
-    """A page of ``GET /v1/runs/{id}/records`` as a timeline; on its last page, while the
-    run may still write, the address of its live tail for the browser to follow."""
+    """A page of ``GET /v1/runs/{id}/records`` as a timeline: oldest first (the API's
+    pages), newest first, or its latest records; filtered by type (``timeline``). While it
+    shows the latest records of a run that may still write, the address of the run's live
+    tail for the browser to follow."""
+    types = wanted_types(type)
 
     async def load(api: Api) -> dict[str, Any]:
         run = await api.store.load_run(run_id)
-        body = await api.store.list_run_records(run_id, cursor, RECORDS_PAGE_SIZE)
-        records = [RecordView.of(record) for record in body.records]
-        here = {"run_id": run_id, "children_cursor": children_cursor}
-        last = records[-1].id if records else cursor
-        follow = not body.next_cursor and not run.status.is_finished
+        shown = await run_timeline(
+            api, run_id, cursor=cursor, order=order, before=before, latest=bool(latest), types=types
+        )
+        records = [RecordView.of(record) for record in shown["records"]]
+        here: dict[str, str | list[str]] = {
+            "run_id": run_id,
+            "children_cursor": children_cursor,
+            "records_order": "desc" if shown["newest_first"] else "",
+            "records_type": sorted(types),
+        }
+        oldest = {**here, "records_order": ""}
+        follow = shown["at_latest"] and not run.status.is_finished
+
+        def at(params: dict[str, str | list[str]]) -> str:
+            return link("/console/run", params) + "#records"
+
+        at_start = not (cursor or before or latest)
         return {
             "records": records,
             "status": run.status,
+            "run_id": run_id,
+            "children_cursor": children_cursor,
+            "newest_first": shown["newest_first"],
+            "types": sorted(types),
+            "known_types": record_types(types, records),
+            "filtered": bool(types),
+            "read": shown["read"],
+            "at_latest": shown["at_latest"],
             "tail": path("v1", "runs", run_id, "records", "stream") if follow else "",
-            "tail_cursor": last,
-            "next": link("/console/run", {**here, "records_cursor": body.next_cursor}) + "#records"
-            if body.next_cursor
+            "tail_cursor": shown["tail_cursor"],
+            "next": at({**here, "records_cursor": shown["next_cursor"]})
+            if shown["next_cursor"]
+            else at({**here, "records_before": shown["older"]})
+            if shown["older"] and shown["newest_first"]
             else "",
-            "first": link("/console/run", here) + "#records" if cursor else "",
+            "earlier": at({**here, "records_cursor": shown["earlier_cursor"]})
+            if shown["earlier_cursor"]
+            else "",
+            "first": "" if at_start else at(here),
+            "latest": "" if shown["at_latest"] else at({**here, "records_latest": "1"}),
+            "oldest_first_link": at(oldest),
+            "newest_first_link": at({**here, "records_order": "desc"}),
+            "types_json": json.dumps(sorted(types)),
         }
 
     return await fragment(request, "fragments/records.html", load)

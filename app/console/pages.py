@@ -132,9 +132,16 @@ async def runs_page(filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
 
 @router.get("/run")
 async def run_page(
-    run_id: str = "", records_cursor: str = "", children_cursor: str = ""
+    run_id: str = "",
+    records_cursor: str = "",
+    children_cursor: str = "",
+    records_order: str = "",
+    records_before: str = "",
+    records_latest: str = "",
+    records_type: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
 ) -> HTMLResponse:
-    """One run: its meta, child runs and records, followed live while it runs."""
+    """One run: its meta, child runs and records (in either order, its latest, filtered by
+    type), followed live while it runs."""
     return page(
         "run.html",
         f"Run {run_id}",
@@ -143,11 +150,25 @@ async def run_page(
         meta=link("/console/fragments/run", {"run_id": run_id}),
         children=link(
             "/console/fragments/run/children",
-            {"run_id": run_id, "cursor": children_cursor, "records_cursor": records_cursor},
+            {
+                "run_id": run_id,
+                "cursor": children_cursor,
+                "records_cursor": records_cursor,
+                "records_order": records_order,
+                "records_type": records_type,
+            },
         ),
         records=link(
             "/console/fragments/run/records",
-            {"run_id": run_id, "cursor": records_cursor, "children_cursor": children_cursor},
+            {
+                "run_id": run_id,
+                "cursor": records_cursor,
+                "children_cursor": children_cursor,
+                "order": records_order,
+                "before": records_before,
+                "latest": records_latest,
+                "type": records_type,
+            },
         ),
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import RedirectResponse
 
-from . import fragments, pages, transcript
+from . import fragments, pages, timeline, transcript
 from .rendering import CONTENT_SECURITY_POLICY
 
 router = APIRouter(prefix="/console", include_in_schema=False)
@@ -28,5 +28,6 @@ async def console_home() -> RedirectResponse:
 router.include_router(pages.router)
 router.include_router(fragments.router)
 router.include_router(transcript.router)
+router.include_router(timeline.router)  # the session timeline (issue 33)
 
 __all__ = ["CONTENT_SECURITY_POLICY", "router"]

@@ -4,7 +4,9 @@ endpoint (``GET /v1/runs/{id}/transcript-records``, CONTRACT.md 12.3), page by p
 The first page fixes ``through``: the run's last record when the view opened. Every link
 of the view carries it, so its pages are the pages of one prefix (later appends never
 change them) and message numbers stay right while the run writes on; "latest" opens the
-view again without it. The findings are those of the whole transcript's checks
+view again without it. The last page of a running run follows the run's live tail: each
+new transcript record reloads that page up to it (a prefix again, one record longer).
+The findings are those of the whole transcript's checks
 (``GET /v1/runs/{id}/transcript?validate=…``), marked on the messages they name.
 """
 
@@ -22,7 +24,7 @@ from runtime_store_client import (
     TranscriptViolation,
 )
 
-from .api import Api
+from .api import Api, path
 from .rendering import MAX_LISTED_FINDINGS, fragment, link
 from .views import conversation, findings_by_message, thinking_used, transcript_messages
 
@@ -98,6 +100,7 @@ async def transcript_fragment(
     record) as a conversation, with the findings of the whole transcript's checks."""
 
     async def load(api: Api) -> dict[str, Any]:
+        run = await api.store.load_run(run_id)
         upto = through or await last_record_id(api, run_id)
         body = await api.store.list_run_transcript_records(
             run_id, upto, after, TRANSCRIPT_PAGE_RECORDS
@@ -130,6 +133,16 @@ async def transcript_fragment(
             if body.next_cursor
             else "",
             "first": link("/console/run/transcript", here) if after else "",
+            # The last page of a run that may still write follows its tail: each new
+            # transcript record reloads this page up to it (``console-live.js``).
+            "tail": path("v1", "runs", run_id, "records", "stream")
+            if not body.next_cursor and not run.status.is_finished
+            else "",
+            "reload": link(
+                "/console/fragments/run/transcript",
+                {"run_id": run_id, "after": after, "offset": str(offset), "thinking": thinking},
+            ),
+            "status": run.status,
         }
 
     return await fragment(request, "fragments/transcript.html", load)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
 from runtime_store_client import (
@@ -129,6 +131,7 @@ def human_bytes(count: int) -> str:
 class RecordView:
     id: str
     type: str
+    run_id: str
     event_key: str
     turn_id: str
     timestamp: str
@@ -145,12 +148,48 @@ class RecordView:
         return cls(
             id=record.id,
             type=record.type,
+            run_id=record.run_id,
             event_key=record.event_key,
             turn_id=record.turn_id,
             timestamp=format_rfc3339(record.timestamp),
             payload=pretty_json(payload),
             size=len(record.payload),
         )
+
+
+#: Record types a timeline's filter always offers: the lifecycle types and the ordinary
+#: types the runtime writes (CONTRACT.md 1.7); the types on the page are added.
+KNOWN_RECORD_TYPES: Final = (
+    *(kind.value for kind in LifecycleRecordType),
+    "prompt_rendered",
+    "transcript_messages_seeded",
+    "transcript_messages_appended",
+    "tool_call_scheduled",
+    "tool_result_received",
+    "planner_note",
+    "usage",
+)
+
+
+def record_types(selected: Iterable[str], records: Iterable[RecordView]) -> list[str]:
+    """The types a timeline's filter offers: the known ones, then those selected or on
+    the page, in that order, each once."""
+    return list(dict.fromkeys((*KNOWN_RECORD_TYPES, *sorted(selected), *(r.type for r in records))))
+
+
+def duration(start: datetime, end: datetime) -> str:
+    """A span as people read it: ``45 s``, ``12 min 5 s``, ``3 h 4 min``, ``2 d 5 h``."""
+    seconds = max(0, int((end - start).total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {seconds} s"
+    return f"{seconds} s"
 
 
 def run_facts(records: list[Record]) -> dict[str, Any]:
