@@ -132,10 +132,13 @@ def wipe(engine: Engine) -> None:
 
     The service's keys stay: they are configuration, not data, and a live server with
     several workers keeps the cursor key it loaded (as a deployment does)."""
+    tables = [table for table in reversed(metadata.sorted_tables) if table is not service_keys]
     with engine.begin() as conn:
-        for table in reversed(metadata.sorted_tables):
-            if table is not service_keys:
-                conn.execute(table.delete())
+        if engine.dialect.name == "postgresql":  # one round trip, not one per table
+            conn.exec_driver_sql("; ".join(f'DELETE FROM "{table.name}"' for table in tables))
+            return
+        for table in tables:
+            conn.execute(table.delete())
 
 
 @pytest.fixture(scope="session")
