@@ -30,6 +30,7 @@ from .api.problem_docs import problem_media_types
 from .api.problems import UnexpectedErrors, install_problem_handlers
 from .api.request_id import RequestIdMiddleware
 from .api.routes import (
+    counts,
     health,
     memory,
     record_reads,
@@ -241,6 +242,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         transfer.router,
         starts.router,
         runs.router,
+        counts.router,  # console lists (issue 33)
         record_reads.router,
         transcripts.router,
         memory.router,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
@@ -26,14 +26,17 @@ import sqlalchemy as sa
 
 from app.domain import cursors, filters
 from app.domain import validation as v
+from app.domain.filters import MAX_COUNT_LIMIT, MAX_RECORD_COUNT_IDS, count_limit
 from app.domain.limits import check_label_filters
 from app.domain.times import to_millis
 from runtime_store_client import (
     InvalidArgumentError,
+    RecordCounts,
     RunPage,
     RunStatus,
     SessionPage,
     SessionStatus,
+    StatusCounts,
 )
 
 from .context import Context
@@ -336,3 +339,129 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
         return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
     return ctx.uow.read(operation, at_least=at)
+
+
+# --- counts: the lists' status counts, each bounded (console lists, issue 33) -----------
+
+
+def _bounded_count(page: sa.Select[Any], key: sa.ColumnElement[str]) -> sa.Select[Any]:
+    """``count(*)`` of a one-status list statement cut at ``limit``: the same index range
+    as its page, read no further than ``limit`` rows (unordered: any rows do)."""
+    rows = page.with_only_columns(key).order_by(None).subquery("counted")
+    return sa.select(sa.func.count()).select_from(rows)
+
+
+def count_sessions(
+    ctx: Context, created_after: datetime | None, created_before: datetime | None, limit: int
+) -> StatusCounts:
+    """How many sessions of each status ``list_sessions`` lists with these filters, each
+    at most ``limit`` (a count equal to ``limit`` means at least that many)."""
+    cap = count_limit(limit)
+    after_ms = _time(created_after, "created_after")
+    before_ms = _time(created_before, "created_before")
+    query = _bounded_count(
+        _session_query(1, after_ms is not None, before_ms is not None, False),
+        sessions.c.session_id,
+    )
+    params = _params(None, after_ms, before_ms, cap)
+
+    def operation(tx: Tx) -> StatusCounts:
+        counts = {
+            status: tx.conn.execute(query, {**params, "status_0": status}).scalar_one()
+            for status in _LISTED_SESSION_STATUSES
+        }
+        return StatusCounts(counts=counts, limit=cap)
+
+    return ctx.uow.read(operation)
+
+
+def count_runs(ctx: Context, filters: RunFilters, limit: int) -> StatusCounts:
+    """How many runs of each status ``search_runs`` finds with these filters (their
+    statuses ignored), each at most ``limit``."""
+    cap = count_limit(limit)
+    statements = {
+        status: _run_statement(replace(filters, statuses=[status]), None, cap)
+        for status in _ALL_RUN_STATUSES
+    }
+    counted = {
+        status: (_bounded_count(query, runs.c.run_id), params)
+        for status, (query, params) in statements.items()
+    }
+
+    def operation(tx: Tx) -> StatusCounts:
+        counts = {
+            status: tx.conn.execute(query, params).scalar_one()
+            for status, (query, params) in counted.items()
+        }
+        return StatusCounts(counts=counts, limit=cap)
+
+    return ctx.uow.read(operation)
+
+
+def count_records(ctx: Context, run_ids: Sequence[str], session_ids: Sequence[str]) -> RecordCounts:
+    """The number of records of each run and session named; unknown and purged ones are
+    left out. One primary-key lookup per ID."""
+    if len(run_ids) + len(session_ids) > MAX_RECORD_COUNT_IDS:
+        raise InvalidArgumentError(f"at most {MAX_RECORD_COUNT_IDS} IDs per call")
+    for ids, what in ((run_ids, "run_id"), (session_ids, "session_id")):
+        for value in ids:
+            v.optional_text(value, what)
+    wanted_runs, wanted_sessions = sorted(set(run_ids)), sorted(set(session_ids))
+
+    def operation(tx: Tx) -> RecordCounts:
+        found_runs: dict[str, int] = {}
+        found_sessions: dict[str, int] = {}
+        if wanted_runs:
+            rows = tx.conn.execute(
+                sa.select(runs.c.run_id, runs.c.record_count).where(runs.c.run_id.in_(wanted_runs))
+            )
+            found_runs = {row.run_id: row.record_count for row in rows}
+        if wanted_sessions:
+            rows = tx.conn.execute(
+                sa.select(sessions.c.session_id, sessions.c.record_count).where(
+                    sessions.c.session_id.in_(wanted_sessions),
+                    sessions.c.status.in_(_LISTED_SESSION_STATUSES),
+                )
+            )
+            found_sessions = {row.session_id: row.record_count for row in rows}
+        return RecordCounts(runs=found_runs, sessions=found_sessions)
+
+    return ctx.uow.read(operation)
+
+
+class Counts:
+    """``SqlStore``'s counting calls (``RunCounts``): the lists' status counts, bounded, and
+    record counts of runs and sessions by ID."""
+
+    _ctx: Context
+
+    def count_sessions(
+        self,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int = MAX_COUNT_LIMIT,
+    ) -> StatusCounts:
+        """Sessions per status ``list_sessions`` would list, each at most ``limit``."""
+        return count_sessions(self._ctx, created_after, created_before, limit)
+
+    def count_runs(
+        self,
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        limit: int = MAX_COUNT_LIMIT,
+    ) -> StatusCounts:
+        """Runs per status ``search_runs`` would find, each at most ``limit``."""
+        filters = check_run_filters(
+            (), agent_id, session_id, parent_run_id, labels, started_after, started_before
+        )
+        return count_runs(self._ctx, filters, limit)
+
+    def count_records(
+        self, run_ids: Sequence[str] = (), session_ids: Sequence[str] = ()
+    ) -> RecordCounts:
+        """Records of each run and session named (at most 100 IDs); unknown ones left out."""
+        return count_records(self._ctx, run_ids, session_ids)

@@ -70,8 +70,8 @@ from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 from .webhooks import WebhookConfig
 
 
-class SqlStore:
-    """The in-process store: implements ``Store``, ``SessionAdmin`` and ``MemoryStore``."""
+class SqlStore(search.Counts):
+    """The in-process store: ``Store``, ``SessionAdmin``, ``MemoryStore``, ``RunCounts``."""
 
     def __init__(  # noqa: PLR0913 - keyword-only settings
         self,

@@ -20,6 +20,7 @@ from .types import (
     OneShotRunStartResult,
     Page,
     Record,
+    RecordCounts,
     RecordPage,
     RepairResult,
     RootRunStartResult,
@@ -31,6 +32,7 @@ from .types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    StatusCounts,
     Webhook,
     WebhookDelivery,
 )
@@ -141,6 +143,34 @@ class RunSearch(Protocol):
         cursor: str = "",
         limit: int = 100,
     ) -> RunPage: ...
+
+
+@runtime_checkable
+class RunCounts(Protocol):
+    """Counts for the operator's lists: sessions and runs per status, each at most
+    ``limit`` (at most 10,000; a count equal to it means at least that many), with the
+    filters of ``list_sessions`` and ``search_runs``; records per run and session by ID
+    (at most 100 IDs)."""
+
+    def count_sessions(
+        self,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int = 10_000,
+    ) -> StatusCounts: ...
+    def count_runs(
+        self,
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        limit: int = 10_000,
+    ) -> StatusCounts: ...
+    def count_records(
+        self, run_ids: Sequence[str] = (), session_ids: Sequence[str] = ()
+    ) -> RecordCounts: ...
 
 
 @runtime_checkable
@@ -262,6 +292,34 @@ class AsyncRunSearch(Protocol):
         cursor: str = "",
         limit: int = 100,
     ) -> RunPage: ...
+
+
+@runtime_checkable
+class AsyncRunCounts(Protocol):
+    """Counts for the operator's lists: sessions and runs per status, each at most
+    ``limit`` (at most 10,000; a count equal to it means at least that many), with the
+    filters of ``list_sessions`` and ``search_runs``; records per run and session by ID
+    (at most 100 IDs)."""
+
+    async def count_sessions(
+        self,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        limit: int = 10_000,
+    ) -> StatusCounts: ...
+    async def count_runs(
+        self,
+        agent_id: str = "",
+        session_id: str = "",
+        parent_run_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        limit: int = 10_000,
+    ) -> StatusCounts: ...
+    async def count_records(
+        self, run_ids: Sequence[str] = (), session_ids: Sequence[str] = ()
+    ) -> RecordCounts: ...
 
 
 @runtime_checkable

@@ -247,6 +247,29 @@ class SessionPage:
 
 
 @dataclass(frozen=True, kw_only=True)
+class StatusCounts:
+    """How many sessions or runs of each status a list holds (``count_sessions``,
+    ``count_runs``): every status present, 0 included. A count is at most ``limit``; one
+    equal to ``limit`` means at least that many."""
+
+    counts: dict[str, int]
+    limit: int
+
+    def capped(self, status: str) -> bool:
+        """Whether the count of ``status`` stopped at the limit (at least that many)."""
+        return self.counts.get(status, 0) >= self.limit
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordCounts:
+    """The number of records of each run and session named (``count_records``), by ID;
+    unknown and purged IDs are left out."""
+
+    runs: dict[str, int] = field(default_factory=dict)
+    sessions: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class MemoryEvent:
     """One product-memory event (section 9); ``data`` is a JSON object."""
 

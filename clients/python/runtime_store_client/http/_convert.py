@@ -16,6 +16,7 @@ from .._generated.models import (
     OneShotChildRunStartResultBody,
     OneShotRunStartResultBody,
     RecordBody,
+    RecordCountsBody,
     RecordPageBody,
     RepairResultBody,
     RootRunStartResultBody,
@@ -24,6 +25,7 @@ from .._generated.models import (
     SessionBody,
     SessionPageBody,
     SnapshotBody,
+    StatusCountsBody,
     TranscriptPageBody,
 )
 from .._generated.types import Unset
@@ -40,6 +42,7 @@ from ..types import (
     OneShotRunStartResult,
     Page,
     Record,
+    RecordCounts,
     RepairOutcome,
     RepairResult,
     RootRunStartResult,
@@ -52,6 +55,7 @@ from ..types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    StatusCounts,
 )
 
 # --- responses -------------------------------------------------------------------------
@@ -210,6 +214,17 @@ def session_page(body: SessionPageBody) -> SessionPage:
 
 def run_page(body: RunPageBody) -> RunPage:
     return RunPage(runs=[run_meta(item) for item in body.runs], next_cursor=body.next_cursor)
+
+
+def status_counts(body: StatusCountsBody) -> StatusCounts:
+    return StatusCounts(counts=dict(body.counts.additional_properties), limit=body.limit)
+
+
+def record_counts(body: RecordCountsBody) -> RecordCounts:
+    return RecordCounts(
+        runs=dict(body.runs.additional_properties),
+        sessions=dict(body.sessions.additional_properties),
+    )
 
 
 def snapshot(body: SnapshotBody) -> Snapshot:

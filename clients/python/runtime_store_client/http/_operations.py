@@ -18,11 +18,13 @@ from .._generated.api.memory import append_memory_events as append_memory_api
 from .._generated.api.memory import load_memory as load_memory_api
 from .._generated.api.records import append_run_record as append_api
 from .._generated.api.records import append_run_records as append_batch_api
+from .._generated.api.records import count_records as count_records_api
 from .._generated.api.records import list_run_records as run_records_api
 from .._generated.api.records import list_run_transcript_records as transcript_records_api
 from .._generated.api.records import list_session_run_records as session_records_api
 from .._generated.api.records import load_run_record as record_api
 from .._generated.api.records import load_transcript as transcript_api
+from .._generated.api.runs import count_runs as count_runs_api
 from .._generated.api.runs import load_run as run_api
 from .._generated.api.runs import load_run_suspension as suspension_api
 from .._generated.api.runs import record_run_cancellation as cancellation_api
@@ -36,6 +38,7 @@ from .._generated.api.runs import start_one_shot_child_run as one_shot_child_api
 from .._generated.api.runs import start_one_shot_run as one_shot_api
 from .._generated.api.runs import start_root_run as root_api
 from .._generated.api.runs import start_synchronous_run as synchronous_api
+from .._generated.api.sessions import count_sessions as count_sessions_api
 from .._generated.api.sessions import create_session as create_session_api
 from .._generated.api.sessions import end_session as end_session_api
 from .._generated.api.sessions import list_session_runs as session_runs_api
@@ -73,6 +76,7 @@ from ..types import (
     OneShotRunStartResult,
     Page,
     Record,
+    RecordCounts,
     RepairResult,
     RootRunStartResult,
     RunMeta,
@@ -83,6 +87,7 @@ from ..types import (
     SessionPage,
     SessionStatus,
     Snapshot,
+    StatusCounts,
 )
 from . import _convert as c
 from . import _requests as r
@@ -427,6 +432,80 @@ def search_runs(  # noqa: PLR0913, PLR0917 (the contract's signature, 11.1)
         },
         c.run_page,
     )
+
+
+# --- counts for the operator's lists (issue 33) ------------------------------------------
+
+#: The largest status count one call asks for (the server's bound).
+MAX_COUNT_LIMIT = 10_000
+#: The most IDs one ``count_records`` call names, runs and sessions together.
+MAX_RECORD_COUNT_IDS = 100
+
+
+def _count_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_COUNT_LIMIT:
+        raise InvalidArgumentError(f"limit must be an integer from 1 to {MAX_COUNT_LIMIT}")
+    return limit
+
+
+def count_sessions(
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    limit: int = MAX_COUNT_LIMIT,
+) -> Call[StatusCounts]:
+    """Sessions per status ``list_sessions`` would list, each at most ``limit``; a count
+    equal to ``limit`` means at least that many."""
+    return Call(
+        count_sessions_api,
+        {**r.time_args("created", created_after, created_before), "limit": _count_limit(limit)},
+        c.status_counts,
+    )
+
+
+def count_runs(
+    agent_id: str = "",
+    session_id: str = "",
+    parent_run_id: str = "",
+    labels: Mapping[str, str] | None = None,
+    started_after: datetime | None = None,
+    started_before: datetime | None = None,
+    limit: int = MAX_COUNT_LIMIT,
+) -> Call[StatusCounts]:
+    """Runs per status ``search_runs`` would find with these filters, each at most
+    ``limit``; a count equal to ``limit`` means at least that many."""
+    for value, what in (
+        (agent_id, "agent_id"),
+        (session_id, "session_id"),
+        (parent_run_id, "parent_run_id"),
+    ):
+        if not isinstance(value, str):
+            raise InvalidArgumentError(f"{what} must be a string")
+    return Call(
+        count_runs_api,
+        {
+            "agent_id": agent_id,
+            "session_id": session_id,
+            "parent_run_id": parent_run_id,
+            "label": r.label_args(labels),
+            **r.time_args("started", started_after, started_before),
+            "limit": _count_limit(limit),
+        },
+        c.status_counts,
+    )
+
+
+def count_records(
+    run_ids: Sequence[str] = (), session_ids: Sequence[str] = ()
+) -> Call[RecordCounts]:
+    """The number of records of each run and session named (at most 100 IDs together);
+    unknown and purged ones are left out."""
+    wanted = {"run_id": list(run_ids), "session_id": list(session_ids)}
+    for what, ids in wanted.items():
+        if isinstance(ids, str) or not all(isinstance(value, str) for value in ids):
+            raise InvalidArgumentError(f"{what}s must be a sequence of strings")
+    if len(wanted["run_id"]) + len(wanted["session_id"]) > MAX_RECORD_COUNT_IDS:
+        raise InvalidArgumentError(f"at most {MAX_RECORD_COUNT_IDS} IDs per call")
+    return Call(count_records_api, dict(wanted), c.record_counts)
 
 
 # --- memory (section 9) ----------------------------------------------------------------

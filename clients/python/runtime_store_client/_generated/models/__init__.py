@@ -36,6 +36,9 @@ from .one_shot_run_start_request import OneShotRunStartRequest
 from .one_shot_run_start_result_body import OneShotRunStartResultBody
 from .problem import Problem
 from .record_body import RecordBody
+from .record_counts_body import RecordCountsBody
+from .record_counts_body_runs import RecordCountsBodyRuns
+from .record_counts_body_sessions import RecordCountsBodySessions
 from .record_page_body import RecordPageBody
 from .repair_outcome import RepairOutcome
 from .repair_result_body import RepairResultBody
@@ -55,6 +58,8 @@ from .session_page_body import SessionPageBody
 from .session_status import SessionStatus
 from .session_status_body import SessionStatusBody
 from .snapshot_body import SnapshotBody
+from .status_counts_body import StatusCountsBody
+from .status_counts_body_counts import StatusCountsBodyCounts
 from .suspension_request import SuspensionRequest
 from .synchronous_run_start_request import SynchronousRunStartRequest
 from .terminal_request import TerminalRequest
@@ -109,6 +114,9 @@ __all__ = (
     "OneShotRunStartResultBody",
     "Problem",
     "RecordBody",
+    "RecordCountsBody",
+    "RecordCountsBodyRuns",
+    "RecordCountsBodySessions",
     "RecordPageBody",
     "RepairOutcome",
     "RepairResultBody",
@@ -128,6 +136,8 @@ __all__ = (
     "SessionStatus",
     "SessionStatusBody",
     "SnapshotBody",
+    "StatusCountsBody",
+    "StatusCountsBodyCounts",
     "SuspensionRequest",
     "SynchronousRunStartRequest",
     "TerminalRequest",
