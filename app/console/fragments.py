@@ -14,21 +14,26 @@ from runtime_store_client import (
     RunStatus,
     RunSuspensionNotFoundError,
     SessionStatus,
+    StatusCounts,
 )
 from runtime_store_client.filters import label_filters
 
 from . import filters as read
 from .api import Api, path
+from .lists import status_chips
 from .pages import RunFiltersDep
 from .rendering import (
     PAGE_SIZE,
     PURGE_COUNT_LIMIT,
     RECORDS_PAGE_SIZE,
+    RUN_STATUSES,
+    SESSION_STATUSES,
     QueryList,
     fragment,
     link,
 )
 from .timeline import run_timeline, wanted_types
+from .times import Clock
 from .transcript import last_record_id
 from .views import RecordView, duration, record_types, run_facts
 
@@ -50,19 +55,31 @@ async def sessions_fragment(
     filters = {"status": status, "created_after": created_after, "created_before": created_before}
 
     async def load(api: Api) -> dict[str, Any]:
+        after = read.time(created_after, "created_after")
+        before = read.time(created_before, "created_before")
         body = await api.store.list_sessions(
             statuses=read.statuses(SessionStatus, [status], "status"),
-            created_after=read.time(created_after, "created_after"),
-            created_before=read.time(created_before, "created_before"),
+            created_after=after,
+            created_before=before,
             cursor=cursor,
             limit=PAGE_SIZE,
         )
+        counts = await api.store.count_sessions(created_after=after, created_before=before)
+        records = await api.store.count_records(session_ids=[s.id for s in body.sessions])
         return {
             "sessions": body.sessions,
             "next": link("/console/sessions", {**filters, "cursor": body.next_cursor})
             if body.next_cursor
             else "",
             "first": link("/console/sessions", filters) if cursor else "",
+            "status_chips": status_chips(
+                counts,
+                SESSION_STATUSES,
+                [status],
+                lambda chosen: link("/console/sessions", {**filters, "status": chosen}),
+            ),
+            "record_counts": records.sessions,
+            "clock": Clock.current(),
         }
 
     return await fragment(request, "fragments/sessions.html", load)
@@ -77,13 +94,27 @@ async def session_fragment(
     async def load(api: Api) -> dict[str, Any]:
         session = await api.store.load_session(session_id)
         runs = await api.store.search_runs(session_id=session_id, cursor=cursor, limit=PAGE_SIZE)
+        counts = await api.store.count_runs(session_id=session_id)
+        records = await api.store.count_records(
+            run_ids=[run.run_id for run in runs.runs], session_ids=[session_id]
+        )
+        here = {"session_id": session_id}
         return {
             "session": session,
             "runs": runs.runs,
-            "next": link("/console/session", {"session_id": session_id, "cursor": runs.next_cursor})
+            "next": link("/console/session", {**here, "cursor": runs.next_cursor})
             if runs.next_cursor
             else "",
-            "first": link("/console/session", {"session_id": session_id}) if cursor else "",
+            "first": link("/console/session", here) if cursor else "",
+            "status_chips": status_chips(
+                counts,
+                RUN_STATUSES,
+                [],
+                lambda chosen: link("/console/runs", {**here, "status": chosen}),
+            ),
+            "record_counts": records.runs,
+            "session_records": records.sessions,
+            "clock": Clock.current(),
         }
 
     return await fragment(request, "fragments/session.html", load)
@@ -119,6 +150,7 @@ async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = 
         if labels is None:  # two values asked for one key: no run matches (as the API says)
             await api.check_token()
             body = RunPage(runs=[])
+            counts = StatusCounts(counts={}, limit=1)
         else:
             body = await api.store.search_runs(
                 statuses=statuses,
@@ -131,12 +163,29 @@ async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = 
                 cursor=cursor,
                 limit=PAGE_SIZE,
             )
+            counts = await api.store.count_runs(
+                agent_id=filters.agent_id,
+                session_id=filters.session_id,
+                parent_run_id=filters.parent_run_id,
+                labels=labels,
+                started_after=started_after,
+                started_before=started_before,
+            )
+        records = await api.store.count_records(run_ids=[run.run_id for run in body.runs])
         return {
             "runs": body.runs,
             "next": link("/console/runs", {**filters.query(), "cursor": body.next_cursor})
             if body.next_cursor
             else "",
             "first": link("/console/runs", filters.query()) if cursor else "",
+            "status_chips": status_chips(
+                counts,
+                RUN_STATUSES,
+                filters.status,
+                lambda chosen: link("/console/runs", {**filters.query(), "status": chosen}),
+            ),
+            "record_counts": records.runs,
+            "clock": Clock.current(),
         }
 
     return await fragment(request, "fragments/runs.html", load)

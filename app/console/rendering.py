@@ -69,6 +69,7 @@ ASSETS: Final = {
     "console.js": "text/javascript",
     "console-actions.js": "text/javascript",
     "console-live.js": "text/javascript",
+    "console-times.js": "text/javascript",  # console lists (issue 33)
 }
 
 QueryList = Annotated[list[str], Query()]
