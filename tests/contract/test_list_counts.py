@@ -23,12 +23,13 @@ from app.main import create_app
 from app.settings import Settings
 from app.storage.tokens import Tokens
 from runtime_store_client import (
+    AsyncHttpStore,
     InvalidArgumentError,
     RunStart,
     RunStatus,
     SessionStatus,
 )
-from runtime_store_client.protocols import RunCounts
+from runtime_store_client.protocols import AsyncRunCounts, RunCounts
 from tests.contract.builders import (
     Backend,
     at,
@@ -90,6 +91,11 @@ def seed_runs(store: Backend) -> dict[str, str]:
                 elif status is not RunStatus.RUNNING:
                     finish(store, started, status)
     return {"one": one, "two": two, "parent": parent.run_id}
+
+
+def test_every_store_and_both_clients_implement_the_counts_protocols(store: Counting) -> None:
+    assert isinstance(store, RunCounts)
+    assert isinstance(AsyncHttpStore("http://127.0.0.1:9"), AsyncRunCounts)  # never sent
 
 
 def test_run_counts_are_what_search_finds_per_status_for_each_filter(store: Counting) -> None:
