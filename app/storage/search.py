@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from app.domain import cursors, filters
 from app.domain import validation as v
-from app.domain.filters import MAX_COUNT_LIMIT, MAX_RECORD_COUNT_IDS, count_limit
+from app.domain.filters import MAX_COUNT_LIMIT, count_limit
 from app.domain.limits import check_label_filters
 from app.domain.times import to_millis
 from runtime_store_client import (
@@ -40,6 +40,7 @@ from runtime_store_client import (
 )
 
 from .context import Context
+from .record_counts import count_records
 from .rows import label_text, run_from_row, run_meta, session_from_row, session_of
 from .schema import run_labels, runs, sessions
 from .unit_of_work import Tx
@@ -394,37 +395,6 @@ def count_runs(ctx: Context, filters: RunFilters, limit: int) -> StatusCounts:
             for status, (query, params) in counted.items()
         }
         return StatusCounts(counts=counts, limit=cap)
-
-    return ctx.uow.read(operation)
-
-
-def count_records(ctx: Context, run_ids: Sequence[str], session_ids: Sequence[str]) -> RecordCounts:
-    """The number of records of each run and session named; unknown and purged ones are
-    left out. One primary-key lookup per ID."""
-    if len(run_ids) + len(session_ids) > MAX_RECORD_COUNT_IDS:
-        raise InvalidArgumentError(f"at most {MAX_RECORD_COUNT_IDS} IDs per call")
-    for ids, what in ((run_ids, "run_id"), (session_ids, "session_id")):
-        for value in ids:
-            v.optional_text(value, what)
-    wanted_runs, wanted_sessions = sorted(set(run_ids)), sorted(set(session_ids))
-
-    def operation(tx: Tx) -> RecordCounts:
-        found_runs: dict[str, int] = {}
-        found_sessions: dict[str, int] = {}
-        if wanted_runs:
-            rows = tx.conn.execute(
-                sa.select(runs.c.run_id, runs.c.record_count).where(runs.c.run_id.in_(wanted_runs))
-            )
-            found_runs = {row.run_id: row.record_count for row in rows}
-        if wanted_sessions:
-            rows = tx.conn.execute(
-                sa.select(sessions.c.session_id, sessions.c.record_count).where(
-                    sessions.c.session_id.in_(wanted_sessions),
-                    sessions.c.status.in_(_LISTED_SESSION_STATUSES),
-                )
-            )
-            found_sessions = {row.session_id: row.record_count for row in rows}
-        return RecordCounts(runs=found_runs, sessions=found_sessions)
 
     return ctx.uow.read(operation)
 

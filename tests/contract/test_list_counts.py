@@ -200,6 +200,18 @@ def test_record_counts_are_each_runs_and_sessions_records(store: Counting) -> No
     assert store.count_records().runs == {}
 
 
+def test_record_counts_leave_out_a_purged_session_and_its_runs(store: Counting) -> None:
+    gone = uid("sess")
+    store.create_session(gone, at(0))
+    run = root(store, gone, 1)
+    finish(store, run, RunStatus.COMPLETED)
+    assert store.count_records(run_ids=[run.run_id], session_ids=[gone]).sessions == {gone: 2}
+    store.end_session(gone, at(5))
+    store.purge_session(gone)
+    counts = store.count_records(run_ids=[run.run_id], session_ids=[gone])
+    assert (counts.runs, counts.sessions) == ({}, {})
+
+
 # --- over HTTP with tokens on ------------------------------------------------------------
 
 KEY = "list-counts-token-key"
