@@ -35,7 +35,7 @@ from .rendering import (
 from .timeline import run_timeline, wanted_types
 from .times import Clock
 from .transcript import last_record_id
-from .views import RecordView, duration, record_types, run_facts
+from .views import RecordView, record_types, run_facts
 
 router = APIRouter()
 
@@ -220,7 +220,7 @@ async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
             "checkpoint": checkpoint,
             "finished": run.status.is_finished,
             "record_count": count,
-            "duration": duration(run.started_at, run.updated_at) if run.status.is_finished else "",
+            "duration": Clock.current().run_duration(run) if run.status.is_finished else "",
             **run_facts(seen),
         }
 

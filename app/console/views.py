@@ -11,7 +11,6 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Final
 
 from runtime_store_client import (
@@ -175,21 +174,6 @@ def record_types(selected: Iterable[str], records: Iterable[RecordView]) -> list
     """The types a timeline's filter offers: the known ones, then those selected or on
     the page, in that order, each once."""
     return list(dict.fromkeys((*KNOWN_RECORD_TYPES, *sorted(selected), *(r.type for r in records))))
-
-
-def duration(start: datetime, end: datetime) -> str:
-    """A span as people read it: ``45 s``, ``12 min 5 s``, ``3 h 4 min``, ``2 d 5 h``."""
-    seconds = max(0, int((end - start).total_seconds()))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    if minutes:
-        return f"{minutes} min {seconds} s"
-    return f"{seconds} s"
 
 
 def run_facts(records: list[Record]) -> dict[str, Any]:
