@@ -41,6 +41,7 @@ from .api.routes import (
     transfer,
     wait,
     webhooks,
+    whoami,
 )
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
@@ -80,6 +81,7 @@ TAGS = [
         "name": "webhooks",
         "description": "Subscriptions to run and session events, delivered by signed POSTs.",
     },
+    {"name": "tokens", "description": "Who the caller's bearer token is and what it may do."},
     {
         "name": "operations",
         "description": "Kept out of this document: `GET /healthz` (the process is alive), "
@@ -247,6 +249,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         tail.router,
         wait.router,
         webhooks.router,
+        whoami.router,
         health.router,
         console_router,  # /console: HTML over the routes above, kept out of the document
     ):

@@ -125,6 +125,7 @@ from .types import (
     Webhook,
     WebhookDelivery,
     WebhookEventType,
+    Whoami,
 )
 
 __all__ = [
@@ -224,6 +225,7 @@ __all__ = [
     "UnavailableError",
     "WebhookNotFoundError",
     "WebhookEventType",
+    "Whoami",
     "DeliveryStatus",
     "WaitUntil",
     "Webhook",
