@@ -45,6 +45,7 @@ from .api.routes import (
 )
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
+from .console import root_router as console_root_router
 from .console import router as console_router
 from .observability.setup import Observability
 from .retention_sweeper import RetentionSweeper
@@ -252,6 +253,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         whoami.router,
         health.router,
         console_router,  # /console: HTML over the routes above, kept out of the document
+        console_root_router,  # /favicon.ico
     ):
         app.include_router(router)
     if settings.metrics:

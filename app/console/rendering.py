@@ -69,6 +69,7 @@ ASSETS: Final = {
     "console.js": "text/javascript",
     "console-actions.js": "text/javascript",
     "console-live.js": "text/javascript",
+    "favicon.svg": "image/svg+xml",  # also answered at /favicon.ico (routes.root_router)
 }
 
 QueryList = Annotated[list[str], Query()]
