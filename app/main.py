@@ -42,9 +42,11 @@ from .api.routes import (
     transfer,
     wait,
     webhooks,
+    whoami,
 )
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
+from .console import root_router as console_root_router
 from .console import router as console_router
 from .observability.setup import Observability
 from .retention_sweeper import RetentionSweeper
@@ -81,6 +83,7 @@ TAGS = [
         "name": "webhooks",
         "description": "Subscriptions to run and session events, delivered by signed POSTs.",
     },
+    {"name": "tokens", "description": "Who the caller's bearer token is and what it may do."},
     {
         "name": "operations",
         "description": "Kept out of this document: `GET /healthz` (the process is alive), "
@@ -249,8 +252,10 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         tail.router,
         wait.router,
         webhooks.router,
+        whoami.router,
         health.router,
         console_router,  # /console: HTML over the routes above, kept out of the document
+        console_root_router,  # /favicon.ico
     ):
         app.include_router(router)
     if settings.metrics:

@@ -6,7 +6,7 @@ and from the contract dataclasses of ``runtime_store_client``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
@@ -582,3 +582,23 @@ class DeliveryPageBody(WireModel):
             deliveries=[WebhookDeliveryBody.of(delivery) for delivery in page.deliveries],
             next_cursor=page.next_cursor,
         )
+
+
+# --- who the caller is ---------------------------------------------------------------
+
+
+class WhoamiBody(WireModel):
+    """The caller's token and what it may do, or the open mode."""
+
+    mode: Literal["tokens", "open"] = Field(
+        description="`tokens` when the service requires a bearer token, `open` when it "
+        "runs without authentication."
+    )
+    name: str = Field(description="The token's name; empty in open mode.", examples=["ops-alice"])
+    # Literals, not the domain enums: a schema named ``Role`` already exists (a message's).
+    role: Literal["admin", "worker", "reader"] = Field(
+        description="The token's role; `admin` in open mode (anyone may do anything)."
+    )
+    permissions: list[Literal["read", "write", "admin"]] = Field(
+        description="What the role may do: `read`, `write`, `admin`."
+    )

@@ -11,7 +11,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from app.operator_cli import runs_cli, sessions_cli, webhooks_cli
+from app.operator_cli import runs_cli, sessions_cli, webhooks_cli, whoami
 
 # Plain help: typer's rich help shows every flag with a value type (``--json <bool>``).
 cli = typer.Typer(
@@ -31,6 +31,7 @@ cli.add_typer(tokens_cli, name="tokens")
 cli.add_typer(sessions_cli, name="sessions")
 cli.add_typer(runs_cli, name="runs")
 cli.add_typer(webhooks_cli, name="webhooks")
+cli.command("whoami")(whoami)
 
 
 retention_cli = typer.Typer(

@@ -4,6 +4,6 @@ The layer imports neither storage nor SQLAlchemy (``lint-imports``): every datum
 comes from an in-process call of the API, with the caller's token.
 """
 
-from .routes import router
+from .routes import root_router, router
 
-__all__ = ["router"]
+__all__ = ["root_router", "router"]

@@ -70,6 +70,7 @@ ASSETS: Final = {
     "console-actions.js": "text/javascript",
     "console-live.js": "text/javascript",
     "console-times.js": "text/javascript",  # console lists (issue 33)
+    "favicon.svg": "image/svg+xml",  # also answered at /favicon.ico (routes.root_router)
 }
 
 QueryList = Annotated[list[str], Query()]

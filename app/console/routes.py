@@ -11,9 +11,9 @@ makes a valid console URL. None of these routes is in the OpenAPI document.
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 
-from . import fragments, pages, timeline, transcript
+from . import fragments, jump, pages, timeline, transcript, webhooks
 from .rendering import CONTENT_SECURITY_POLICY
 
 router = APIRouter(prefix="/console", include_in_schema=False)
@@ -25,9 +25,21 @@ async def console_home() -> RedirectResponse:
     return RedirectResponse("/console/sessions", status_code=307)
 
 
+#: Outside ``/console``: what every browser asks any site for, the console's icon (an SVG;
+#: browsers go by its media type, not the name).
+root_router = APIRouter(include_in_schema=False)
+
+
+@root_router.get("/favicon.ico")
+async def favicon() -> Response:
+    return await pages.static_asset("favicon.svg")
+
+
 router.include_router(pages.router)
 router.include_router(fragments.router)
 router.include_router(transcript.router)
 router.include_router(timeline.router)  # the session timeline (issue 33)
+router.include_router(jump.router)
+router.include_router(webhooks.router)
 
-__all__ = ["CONTENT_SECURITY_POLICY", "router"]
+__all__ = ["CONTENT_SECURITY_POLICY", "root_router", "router"]

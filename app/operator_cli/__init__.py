@@ -1,4 +1,4 @@
-"""``runtime-store sessions …``, ``runs …`` and ``webhooks …``: the operator's commands.
+"""``runtime-store sessions …``, ``runs …``, ``webhooks …`` and ``whoami``: the operator's commands.
 
 They talk to a running service with the real client (``HttpStore``), never to the
 database: ``--url``/``RUNTIME_STORE_URL`` and ``--token``/``RUNTIME_STORE_TOKEN``. Lists
@@ -22,6 +22,7 @@ from .common import (
     sessions_cli,
     webhooks_cli,
 )
+from .whoami import whoami
 
 __all__ = [
     "EXIT_REFUSED",
@@ -37,4 +38,5 @@ __all__ = [
     "sessions_cli",
     "webhooks",
     "webhooks_cli",
+    "whoami",
 ]

@@ -63,7 +63,7 @@ def test_an_admin_finds_a_failed_run_and_reads_its_records_and_transcript(
     tab.screenshot("token-needed")
 
     tab.use_token(world.admin)
-    assert "Token kept for this tab" in text(tab, "#token-state")
+    assert "console-admin · admin" in text(tab, "#token-state")  # GET /v1/whoami
     sessions = text(tab, "#sessions")
     assert "chat-ops" in sessions
     assert "chat-keep" in sessions
@@ -121,13 +121,14 @@ def test_an_admin_finds_a_failed_run_and_reads_its_records_and_transcript(
     assert page.locator(".findings a[href='#message-4']").count() == 2  # listed, linked
     tab.screenshot("transcript")
 
-    assert_stayed_home(tab, 401)  # the sessions list before the token
+    assert_stayed_home(tab, 401, 401)  # the sessions list and whoami before the token
     paths = {urlsplit(url).path for url in tab.requests}
     assert "/console/static/console.js" in paths
     assert "/console/static/console-actions.js" in paths
     assert "/console/static/console-live.js" in paths
     assert "/console/static/console.css" in paths
-    assert all(path.startswith("/console") for path in paths), paths
+    # The token bar asks the API who the token is; everything else is the console's.
+    assert all(path.startswith("/console") or path == "/v1/whoami" for path in paths), paths
 
 
 def test_a_record_appended_while_watching_appears_without_reload(tab: Tab, world: World) -> None:
@@ -154,7 +155,7 @@ def test_a_record_appended_while_watching_appears_without_reload(tab: Tab, world
     assert page.evaluate("window.__stillThisPage") is True  # never reloaded
     tab.screenshot("run-live")
 
-    assert_stayed_home(tab, 401)  # the sessions list before the token
+    assert_stayed_home(tab, 401, 401)  # the sessions list and whoami before the token
     assert any(url.endswith("/v1/runs/run-live/records/stream?cursor=1") for url in tab.requests)
 
 
@@ -166,6 +167,7 @@ def test_an_admin_ends_exports_and_purges_a_session(tab: Tab, world: World) -> N
     tab.screenshot("session")
 
     page.click("text=End session")
+    page.click("#end-confirm")  # ending asks first
     page.wait_for_selector("#notice:has-text('Session chat-end ended.')")
     assert "ended" in text(tab, "#session .meta")
 
@@ -187,8 +189,8 @@ def test_an_admin_ends_exports_and_purges_a_session(tab: Tab, world: World) -> N
     assert "session_purged" in text(tab, "#session")
     with world.store() as store, pytest.raises(SessionPurgedError):
         store.load_session("chat-end")
-    # Before the token: 401; after the purge, the reloaded session: the API's 410.
-    assert_stayed_home(tab, 401, 410)
+    # Before the token: 401 (list, whoami); after the purge, the reloaded session: 410.
+    assert_stayed_home(tab, 401, 401, 410)
 
 
 def test_a_reader_is_refused_ending_purging_and_exporting_by_the_api(
@@ -199,8 +201,14 @@ def test_a_reader_is_refused_ending_purging_and_exporting_by_the_api(
     tab.use_token(world.reader)
     tab.open("/console/session?session_id=chat-ops")
     assert "run-failed" in text(tab, "#session")  # a reader reads
+    # The console hides the admin actions from a reader (test_console_shell_browser.py);
+    # a page tampered with to show them still gets the API's refusal.
+    tamper = "document.body.dataset.may = 'read write admin'"
+    page.wait_for_selector("body[data-whoami=done]")
+    page.evaluate(tamper)
 
     page.click("text=End session")
+    page.click("#end-confirm")
     refusal = page.wait_for_selector("#action-result [data-problem=permission_denied]")
     assert "403" in refusal.inner_text()
     assert "reader role may not" in refusal.inner_text()
@@ -209,6 +217,8 @@ def test_a_reader_is_refused_ending_purging_and_exporting_by_the_api(
     page.wait_for_selector("#action-result [data-problem=permission_denied]")
 
     tab.open("/console/session?session_id=chat-keep")
+    page.wait_for_selector("body[data-whoami=done]")
+    page.evaluate(tamper)
     page.click("text=Purge session…")
     page.wait_for_selector("#purge-summary [data-purge-runs]")
     page.click("#purge-confirm")
@@ -218,7 +228,7 @@ def test_a_reader_is_refused_ending_purging_and_exporting_by_the_api(
     with world.store() as store:
         assert store.load_session("chat-ops").status is SessionStatus.ACTIVE
         assert store.load_session("chat-keep").status is SessionStatus.ENDED
-    assert_stayed_home(tab, 401, 403, 403, 403)
+    assert_stayed_home(tab, 401, 401, 403, 403, 403)
 
 
 def test_the_console_needs_no_token_in_open_mode_on_postgresql(
@@ -240,7 +250,8 @@ def test_the_console_needs_no_token_in_open_mode_on_postgresql(
     tab = open_tab(browser, postgres_server.base_url)
     try:
         tab.open("/console/runs?status=failed")
-        assert "No token" in text(tab, "#token-state")
+        tab.page.wait_for_selector("body[data-whoami=done]")
+        assert text(tab, "#token-state") == "Open mode: no token needed"
         assert "pg-failed" in text(tab, "#runs")
         with tab.page.expect_navigation():
             tab.page.click("#runs >> text=pg-failed")

@@ -118,7 +118,7 @@ def test_the_run_meta_turns_completed_and_children_appear_live(
     assert "The run finished (completed)" in text(tab, "#tail-state")
     never_reloaded(tab)
     tab.screenshot("run-meta-live")
-    assert_stayed_home(tab, 401)
+    assert_stayed_home(tab, 401, 401)  # before the token: a fragment and whoami
 
 
 def test_the_transcript_shows_a_new_message_live_and_says_when_the_run_finished(
@@ -155,7 +155,7 @@ def test_the_transcript_shows_a_new_message_live_and_says_when_the_run_finished(
     page.wait_for_selector("#transcript-live:has-text('The run finished (completed)')")
     never_reloaded(tab)
     tab.screenshot("transcript-live")
-    assert_stayed_home(tab, 401)
+    assert_stayed_home(tab, 401, 401)  # before the token: a fragment and whoami
 
 
 @pytest.fixture
@@ -198,7 +198,7 @@ def test_latest_records_land_on_the_last_records_and_follow_them_live(
         page.click("#records >> text=Earlier records")
     tab.ready()
     assert record_ids(tab) == list(range(LONG_RUN_RECORDS - 199, LONG_RUN_RECORDS - 99))
-    assert_stayed_home(tab, 401)
+    assert_stayed_home(tab, 401, 401)  # before the token: a fragment and whoami
 
 
 def test_newest_first_shows_the_newest_records_on_top_and_prepends_live_ones(
@@ -313,7 +313,7 @@ def test_the_session_timeline_lists_every_runs_records_in_commit_order_with_the_
         "items => items.map(item => [item.dataset.run, item.dataset.type])"
     )
     assert rows == [[second.run_id, "usage"]] * 3
-    assert_stayed_home(tab, 401)
+    assert_stayed_home(tab, 401, 401)  # before the token: a fragment and whoami
 
 
 # --- over plain HTTP (no browser): what the fragments read and link -------------------

@@ -129,6 +129,7 @@ from .types import (
     Webhook,
     WebhookDelivery,
     WebhookEventType,
+    Whoami,
 )
 
 __all__ = [
@@ -232,6 +233,7 @@ __all__ = [
     "UnavailableError",
     "WebhookNotFoundError",
     "WebhookEventType",
+    "Whoami",
     "DeliveryStatus",
     "WaitUntil",
     "Webhook",

@@ -356,3 +356,26 @@ class WebhookDelivery:
 class DeliveryPage:
     deliveries: list[WebhookDelivery]
     next_cursor: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Whoami:
+    """Who the caller's token is (``GET /v1/whoami``): its name, role and permissions,
+    or the open mode (no token needed: ``name`` empty, role ``admin``)."""
+
+    #: ``tokens`` (the service requires a bearer token) or ``open``.
+    mode: str
+    #: The token's name; empty in open mode.
+    name: str
+    #: ``admin``, ``worker`` or ``reader``.
+    role: str
+    #: What the role may do: ``read``, ``write``, ``admin``.
+    permissions: tuple[str, ...]
+
+    @property
+    def is_open(self) -> bool:
+        return self.mode == "open"
+
+    def may(self, permission: str) -> bool:
+        """Whether the caller holds ``permission`` (``read``, ``write`` or ``admin``)."""
+        return permission in self.permissions

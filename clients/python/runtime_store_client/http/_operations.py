@@ -46,6 +46,7 @@ from .._generated.api.sessions import list_sessions as sessions_api
 from .._generated.api.sessions import load_session as session_api
 from .._generated.api.sessions import load_session_status as session_status_api
 from .._generated.api.sessions import purge_session as purge_api
+from .._generated.api.tokens import whoami as whoami_api
 from .._generated.models import (
     AppendMemoryRequest,
     AppendRecordRequest,
@@ -88,6 +89,7 @@ from ..types import (
     SessionStatus,
     Snapshot,
     StatusCounts,
+    Whoami,
 )
 from . import _convert as c
 from . import _requests as r
@@ -536,4 +538,21 @@ def append_memory_events(agent_id: str, run_id: str, events: Sequence[MemoryEven
             "idempotency_key": uuid.uuid4().hex,
         },
         none,
+    )
+
+
+# --- the caller ------------------------------------------------------------------------
+
+
+def whoami() -> Call[Whoami]:
+    """The caller's token name, role and permissions, or the open mode."""
+    return Call(
+        whoami_api,
+        {},
+        lambda body: Whoami(
+            mode=body.mode.value,
+            name=body.name,
+            role=body.role.value,
+            permissions=tuple(item.value for item in body.permissions),
+        ),
     )

@@ -141,6 +141,7 @@ class AsyncHttpStore:
     count_records = AsyncOperation(ops.count_records)
     load_memory = AsyncOperation(ops.load_memory)
     append_memory_events = AsyncOperation(ops.append_memory_events)
+    whoami = AsyncOperation(ops.whoami)
     create_webhook = AsyncOperation(_webhooks.create_webhook)
     list_webhooks = AsyncOperation(_webhooks.list_webhooks)
     delete_webhook = AsyncOperation(_webhooks.delete_webhook)

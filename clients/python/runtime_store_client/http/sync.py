@@ -158,6 +158,7 @@ class HttpStore:
     count_records = Operation(ops.count_records)
     load_memory = Operation(ops.load_memory)
     append_memory_events = Operation(ops.append_memory_events)
+    whoami = Operation(ops.whoami)
     create_webhook = Operation(_webhooks.create_webhook)
     list_webhooks = Operation(_webhooks.list_webhooks)
     delete_webhook = Operation(_webhooks.delete_webhook)

@@ -76,6 +76,10 @@ from .webhook_body import WebhookBody
 from .webhook_delivery_body import WebhookDeliveryBody
 from .webhook_event_type import WebhookEventType
 from .webhook_list_body import WebhookListBody
+from .whoami_body import WhoamiBody
+from .whoami_body_mode import WhoamiBodyMode
+from .whoami_body_permissions_item import WhoamiBodyPermissionsItem
+from .whoami_body_role import WhoamiBodyRole
 
 __all__ = (
     "AppendMemoryRequest",
@@ -154,4 +158,8 @@ __all__ = (
     "WebhookDeliveryBody",
     "WebhookEventType",
     "WebhookListBody",
+    "WhoamiBody",
+    "WhoamiBodyMode",
+    "WhoamiBodyPermissionsItem",
+    "WhoamiBodyRole",
 )
