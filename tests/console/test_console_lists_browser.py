@@ -163,7 +163,7 @@ def test_clicking_a_status_count_filters_the_list_keeping_the_other_filters(
     assert lists.running not in rows
     current = page.locator("#runs .status-counts [aria-current=true]")
     assert current.get_attribute("data-status") == "completed"
-    assert_stayed_home(tab, 401)  # the first load, before the token
+    assert_stayed_home(tab, 401, 401)  # before the token: the first load and whoami
 
 
 def test_times_are_relative_with_the_exact_utc_time_on_hover_and_durations_tick(
@@ -193,7 +193,7 @@ def test_times_are_relative_with_the_exact_utc_time_on_hover_and_durations_tick(
     assert finished.inner_text() == expected
     assert finished.get_attribute("data-ticking") is None
     tab.screenshot("lists-session-times")
-    assert_stayed_home(tab, 401)  # the first load, before the token
+    assert_stayed_home(tab, 401, 401)  # before the token: the first load and whoami
 
 
 def test_record_counts_show_on_the_runs_table_and_the_session(
@@ -213,7 +213,7 @@ def test_record_counts_show_on_the_runs_table_and_the_session(
     assert page.locator("#session dd.records").inner_text() == "7"
     tab.open(f"/console/runs?agent_id=lister&session_id={lists.session_id}")
     assert page.locator(f"tr[data-run-id='{lists.running}'] td.records").inner_text() == "4"
-    assert_stayed_home(tab, 401)  # the first load, before the token
+    assert_stayed_home(tab, 401, 401)  # before the token: the first load and whoami
 
 
 def test_a_list_at_420_px_scrolls_its_table_and_keeps_ids_whole(
@@ -233,4 +233,4 @@ def test_a_list_at_420_px_scrolls_its_table_and_keeps_ids_whole(
     assert box is not None
     assert box["width"] <= 420
     tab.screenshot("lists-runs-420px")
-    assert_stayed_home(tab, 401)  # the first load, before the token
+    assert_stayed_home(tab, 401, 401)  # before the token: the first load and whoami
