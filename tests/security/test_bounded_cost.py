@@ -216,9 +216,11 @@ def test_a_read_past_its_timeout_is_stopped_and_unavailable_without_a_retry(
             elapsed = time.perf_counter() - started
 
         assert len(sent) == 1  # stopped, never run again
-        assert elapsed < 1.0
+        # At its 10 ms timeout: well under a second, but a busy machine's scheduling is
+        # allowed for; the single attempt is what proves that nothing retried it.
+        assert elapsed < 3.0
         if engine.dialect.name == "postgresql":
-            assert eventually_none(engine, "run_labels", within=1.0) == []
+            assert eventually_none(engine, "run_labels", within=5.0) == []
         # Reads on the same pool go on (the cancelled connection was not pooled again).
         patient = SqlStore(bounded.execution_options(**{interrupts.READ_TIMEOUT_OPTION: 5.0}))
         assert patient.load_run("clone-1").status is RunStatus.RUNNING
@@ -296,7 +298,7 @@ def test_a_read_whose_caller_gives_up_is_stopped(engine: Engine) -> None:
     assert isinstance(outcome[0], UnavailableError), outcome
     assert "went away" in str(outcome[0])
     if engine.dialect.name == "postgresql":
-        assert eventually_none(engine, "run_labels", within=1.0) == []
+        assert eventually_none(engine, "run_labels", within=5.0) == []
 
     # A canceled call starts no other read.
     def load() -> None:
@@ -372,7 +374,7 @@ def test_a_read_past_its_timeout_answers_503_at_once_over_http(
         assert metric(server.base_url, READS) - reads == 1  # one attempt, not retried
         assert metric(server.base_url, RETRIES) == retries
     if engine.dialect.name == "postgresql":
-        assert eventually_none(engine, "run_labels", within=1.0) == []
+        assert eventually_none(engine, "run_labels", within=5.0) == []
 
 
 def test_a_read_waiting_past_its_timeout_is_cancelled_in_postgresql(
@@ -386,8 +388,10 @@ def test_a_read_waiting_past_its_timeout_is_cancelled_in_postgresql(
         response = httpx.get(f"{server.base_url}/v1/runs", timeout=10)
         elapsed = time.perf_counter() - started
         assert response.status_code == 503, response.text
-        assert elapsed < 1.0
-        assert eventually_none(engine, "FROM runs", within=1.0) == []
+        # At its 10 ms timeout: well under a second, but a busy machine's scheduling is
+        # allowed for; the single attempt is what proves that nothing retried it.
+        assert elapsed < 3.0
+        assert eventually_none(engine, "FROM runs", within=5.0) == []
 
 
 @pytest.fixture
