@@ -18,8 +18,10 @@ How a statement is stopped differs by database:
 
 * PostgreSQL: a cancel request for the backend (psycopg's ``cancel_safe``), sent by one
   watchdog thread per process when a deadline passes or a caller cancels. The server
-  ends the statement (SQLSTATE 57014); nothing of it keeps running. A connection whose
-  statement was cancelled is not returned to the pool: a cancel request that reached the
+  ends the statement (SQLSTATE 57014); nothing of it keeps running. A cancel request that
+  finds no statement running (the read was between two, or had not sent its first) is
+  dropped by the server, so the watchdog asks again until the read has ended. A connection
+  whose statement was cancelled is not returned to the pool: a cancel request that reached the
   server late must never meet another caller's statement.
 * SQLite: a progress handler, installed on the connection for the read, checked every
   ``SQLITE_CHECK_OPS`` virtual-machine instructions: past the deadline or once cancelled
@@ -169,15 +171,16 @@ class _Running:
             if self.reason is None:
                 self.reason = reason
             return
-        if self.done or self.reason is not None:
+        if self.done:
             return
         if threading.current_thread() is not _WATCHDOG.thread:
             _WATCHDOG.stop_now(self, reason)  # a cancel request may block: not here
             return
         with self._lock:  # the read cannot end (and free its connection) meanwhile
-            if self.done or self.reason is not None:
+            if self.done:
                 return
-            self.reason = reason
+            if self.reason is None:
+                self.reason = reason
             try:
                 self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
             except Exception as exc:  # the statement runs on; its own end frees it
@@ -209,6 +212,8 @@ class _Watchdog:
 
     TICK: Final = 0.05
     PARK: Final = 1.0
+    #: Seconds between cancel requests for a stopped read that is still running.
+    RESEND: Final = 0.05
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -273,6 +278,17 @@ class _Watchdog:
         while True:
             for read, reason in self._due():
                 read.stop(reason)
+                if not read.done:
+                    # PostgreSQL drops a cancel request that finds no statement running (the
+                    # read was between two, or had not sent its first yet on a busy
+                    # machine): ask again until the read has ended.
+                    self.watch_again(read, time.monotonic() + self.RESEND)
+
+    def watch_again(self, read: _Running, deadline: float) -> None:
+        with self._cond:
+            if not read.done:
+                read.deadline = deadline
+                self._running.add(read)
 
 
 _WATCHDOG: Final = _Watchdog()

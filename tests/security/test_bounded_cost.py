@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -225,6 +226,28 @@ def test_a_read_past_its_timeout_is_stopped_and_unavailable_without_a_retry(
         patient = SqlStore(bounded.execution_options(**{interrupts.READ_TIMEOUT_OPTION: 5.0}))
         assert patient.load_run("clone-1").status is RunStatus.RUNNING
         assert patient.search_runs(labels={"k00": "v"}, limit=2).runs
+    finally:
+        bounded.dispose()
+
+
+def test_a_read_past_its_deadline_between_statements_is_still_stopped(
+    postgres_engine: Engine,
+) -> None:
+    """PostgreSQL drops a cancel request that finds no statement running: a read whose
+    deadline passes before its statement starts (a busy machine, or between two of its
+    statements) is cancelled again once the statement runs, not left to run on."""
+    bounded = create_engine(postgres_engine.url, read_timeout_seconds=0.05)
+    try:
+        with bounded.connect() as conn:
+
+            def read(tx: Any) -> None:
+                time.sleep(0.3)  # the deadline passes while no statement runs
+                tx.conn.execute(sa.text("SELECT pg_sleep(10)"))
+
+            started = time.perf_counter()
+            with pytest.raises(UnavailableError, match="RUNTIME_STORE_READ_TIMEOUT_SECONDS"):
+                interrupts.bounded(read, bounded)(SimpleNamespace(conn=conn))
+            assert time.perf_counter() - started < 5.0
     finally:
         bounded.dispose()
 
