@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -26,21 +26,17 @@ import sqlalchemy as sa
 
 from app.domain import cursors, filters
 from app.domain import validation as v
-from app.domain.filters import MAX_COUNT_LIMIT, count_limit
 from app.domain.limits import check_label_filters
 from app.domain.times import to_millis
 from runtime_store_client import (
     InvalidArgumentError,
-    RecordCounts,
     RunPage,
     RunStatus,
     SessionPage,
     SessionStatus,
-    StatusCounts,
 )
 
 from .context import Context
-from .record_counts import count_records
 from .rows import label_text, run_from_row, run_meta, session_from_row, session_of
 from .schema import run_labels, runs, sessions
 from .unit_of_work import Tx
@@ -340,98 +336,3 @@ def search_runs(ctx: Context, filters: RunFilters, cursor: str, limit: int) -> R
         return RunPage(runs=[run_meta(run_from_row(row)) for row in rows], next_cursor=next_cursor)
 
     return ctx.uow.read(operation, at_least=at)
-
-
-# --- counts: the lists' status counts, each bounded (console lists, issue 33) -----------
-
-
-def _bounded_count(page: sa.Select[Any], key: sa.ColumnElement[str]) -> sa.Select[Any]:
-    """``count(*)`` of a one-status list statement cut at ``limit``: the same index range
-    as its page, read no further than ``limit`` rows (unordered: any rows do)."""
-    rows = page.with_only_columns(key).order_by(None).subquery("counted")
-    return sa.select(sa.func.count()).select_from(rows)
-
-
-def count_sessions(
-    ctx: Context, created_after: datetime | None, created_before: datetime | None, limit: int
-) -> StatusCounts:
-    """How many sessions of each status ``list_sessions`` lists with these filters, each
-    at most ``limit`` (a count equal to ``limit`` means at least that many)."""
-    cap = count_limit(limit)
-    after_ms = _time(created_after, "created_after")
-    before_ms = _time(created_before, "created_before")
-    query = _bounded_count(
-        _session_query(1, after_ms is not None, before_ms is not None, False),
-        sessions.c.session_id,
-    )
-    params = _params(None, after_ms, before_ms, cap)
-
-    def operation(tx: Tx) -> StatusCounts:
-        counts = {
-            status: tx.conn.execute(query, {**params, "status_0": status}).scalar_one()
-            for status in _LISTED_SESSION_STATUSES
-        }
-        return StatusCounts(counts=counts, limit=cap)
-
-    return ctx.uow.read(operation)
-
-
-def count_runs(ctx: Context, filters: RunFilters, limit: int) -> StatusCounts:
-    """How many runs of each status ``search_runs`` finds with these filters (their
-    statuses ignored), each at most ``limit``."""
-    cap = count_limit(limit)
-    statements = {
-        status: _run_statement(replace(filters, statuses=[status]), None, cap)
-        for status in _ALL_RUN_STATUSES
-    }
-    counted = {
-        status: (_bounded_count(query, runs.c.run_id), params)
-        for status, (query, params) in statements.items()
-    }
-
-    def operation(tx: Tx) -> StatusCounts:
-        counts = {
-            status: tx.conn.execute(query, params).scalar_one()
-            for status, (query, params) in counted.items()
-        }
-        return StatusCounts(counts=counts, limit=cap)
-
-    return ctx.uow.read(operation)
-
-
-class Counts:
-    """``SqlStore``'s counting calls (``RunCounts``): the lists' status counts, bounded, and
-    record counts of runs and sessions by ID."""
-
-    _ctx: Context
-
-    def count_sessions(
-        self,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        limit: int = MAX_COUNT_LIMIT,
-    ) -> StatusCounts:
-        """Sessions per status ``list_sessions`` would list, each at most ``limit``."""
-        return count_sessions(self._ctx, created_after, created_before, limit)
-
-    def count_runs(
-        self,
-        agent_id: str = "",
-        session_id: str = "",
-        parent_run_id: str = "",
-        labels: Mapping[str, str] | None = None,
-        started_after: datetime | None = None,
-        started_before: datetime | None = None,
-        limit: int = MAX_COUNT_LIMIT,
-    ) -> StatusCounts:
-        """Runs per status ``search_runs`` would find, each at most ``limit``."""
-        filters = check_run_filters(
-            (), agent_id, session_id, parent_run_id, labels, started_after, started_before
-        )
-        return count_runs(self._ctx, filters, limit)
-
-    def count_records(
-        self, run_ids: Sequence[str] = (), session_ids: Sequence[str] = ()
-    ) -> RecordCounts:
-        """Records of each run and session named (at most 100 IDs); unknown ones left out."""
-        return count_records(self._ctx, run_ids, session_ids)

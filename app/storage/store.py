@@ -47,6 +47,7 @@ from runtime_store_client.protocols import BinaryReader, BinaryWriter
 
 from . import (
     batch,
+    counts,
     lifecycle,
     memory,
     purge,
@@ -70,7 +71,7 @@ from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 from .webhooks import WebhookConfig
 
 
-class SqlStore(search.Counts):
+class SqlStore(counts.Counts):
     """The in-process store: ``Store``, ``SessionAdmin``, ``MemoryStore``, ``RunCounts``."""
 
     def __init__(  # noqa: PLR0913 - keyword-only settings
