@@ -94,8 +94,8 @@ class Config:
     def smoke(postgres_url: str, server_workers: int = 0) -> Config:
         return Config(
             mode="smoke",
-            duration=0.4,
-            warmup=0.1,
+            duration=0.15,
+            warmup=0.05,
             levels=(1,),
             page_sizes=(100, 1_000),
             search_sizes=(100, 1_000),

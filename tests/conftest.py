@@ -33,9 +33,10 @@ from tests.replicas.cluster import StreamingPair, server_binaries, start_pair
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
-#: Tests that measure time, kill processes or saturate the CPU on purpose. ``./scripts/test``
-#: runs everything else on two xdist workers first, then these alone, so no other test's
-#: load can push them past a deadline (marker ``serial``).
+#: Tests that kill processes, cut connections, wait out retry windows or saturate the CPU on
+#: purpose (marker ``serial``). ``./scripts/test`` runs them one at a time in a process of
+#: their own, beside the two xdist workers that run everything else: they mostly wait, so
+#: they would hold a worker idle, and two of them at once would disturb each other.
 SERIAL_TESTS = (
     "tests/test_bench_smoke.py",
     "tests/reliability/",

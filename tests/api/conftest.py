@@ -28,8 +28,22 @@ def client_for(database_url: str) -> TestClient:
     )
 
 
+@pytest.fixture(scope="session")
+def shared_apps() -> Iterator[dict[str, TestClient]]:
+    """One app per database for the whole session, its lifespan entered once: a fresh app
+    per test would pay for new connections and its first requests' warm-up every time."""
+    clients: dict[str, TestClient] = {}
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            client.__exit__(None, None, None)
+
+
 @pytest.fixture
-def api(engine: Engine) -> Iterator[TestClient]:
+def api(engine: Engine, shared_apps: dict[str, TestClient]) -> TestClient:
     """The app (lifespan entered) over the ``engine`` fixture's wiped database."""
-    with client_for(engine.url.render_as_string(hide_password=False)) as client:
-        yield client
+    url = engine.url.render_as_string(hide_password=False)
+    if url not in shared_apps:
+        shared_apps[url] = client_for(url).__enter__()
+    return shared_apps[url]
