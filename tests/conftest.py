@@ -14,7 +14,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if item not in set(deselected)]
+    items.sort(key=_start_order(items))
+
+
+#: Modules of few but long tests, started first (longest first, as measured): the two
+#: xdist workers take whole modules in the order collected (``--no-loadscope-reorder``),
+#: and a long module taken last would leave one worker alone at the end.
+LONG_MODULES_FIRST = (
+    "tests/security/test_fuzz.py",
+    "tests/console/test_console_run_browser.py",
+    "tests/docs/test_readme.py",
+    "tests/storage/test_fast_path_differential.py",
+    "tests/security/test_bounded_cost.py",
+    "tests/test_cli_errors.py",
+    "tests/console/test_console_shell_browser.py",
+    "tests/replicas/test_routing.py",
+    "tests/security/test_auth_mode.py",
+    "tests/console/test_console_webhooks_browser.py",
+    "tests/console/test_console_lists_browser.py",
+    "tests/security/test_decoder_properties.py",
+    "tests/test_cli_serve.py",
+    "tests/client/test_generated_client.py",
+)
+
+
+def _start_order(items: list[pytest.Item]) -> Callable[[pytest.Item], tuple[int, int]]:
+    """The long modules first, then every other module, those with more tests first."""
+    counts = Counter(item.nodeid.split("::")[0] for item in items)
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        module = item.nodeid.split("::")[0]
+        if module in LONG_MODULES_FIRST:
+            return (0, LONG_MODULES_FIRST.index(module))
+        return (1, -counts[module])
+
+    return rank
 
 
 def postgres_server_url() -> str:
