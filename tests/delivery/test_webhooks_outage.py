@@ -2,11 +2,14 @@
 and the database goes away and comes back (CONTRACT.md 13.3: at least once, across
 restarts, kills and database outages; commit order per session and sessionless run).
 
-The PostgreSQL cluster is shared with other test runs, so it is never restarted: the test
-owns a database, the service logs in as a non-superuser role, and for the outage
-``CONNECT`` is revoked and every backend of the database terminated, then granted back
-(the technique and helpers of tests/reliability). The receiver is a real server on
-loopback that answers slowly, so attempts are in flight when each blow lands.
+The machine's PostgreSQL cluster is shared with other test runs, so it is never restarted:
+the first test owns a database on it, the service logs in as a non-superuser role, and for
+the outage ``CONNECT`` is revoked and every backend of the database terminated, then
+granted back (the technique and helpers of tests/reliability). The second test restarts
+a PostgreSQL server for real: a private cluster (tests/replicas/cluster.py) crashed with
+``pg_ctl restart -m immediate`` while attempts are in flight, then restarted cleanly. The
+receiver is a real server on loopback that answers slowly, so attempts are in flight when
+each blow lands.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +26,7 @@ import pytest
 import sqlalchemy as sa
 import standardwebhooks
 
+from app.storage import create_engine, upgrade_schema
 from app.storage.schema import webhook_deliveries
 from runtime_store_client import HttpStore, RunStatus, WebhookEventType
 from tests.conftest import LiveServer, start_server, stop_server
@@ -38,6 +42,7 @@ from tests.contract.builders import (
 )
 from tests.delivery.receiver import Receiver, receiving
 from tests.reliability.cluster import Database, fresh_database, service_role
+from tests.replicas.cluster import StreamingPair, server_binaries, start_cluster
 
 pytestmark = [pytest.mark.serial, pytest.mark.postgres]
 
@@ -117,8 +122,8 @@ def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def _undelivered(database: Database) -> int:
-    engine = database.engine()
+def _undelivered(database_url: str) -> int:
+    engine = create_engine(database_url)
     try:
         with engine.connect() as conn:
             return int(
@@ -130,9 +135,9 @@ def _undelivered(database: Database) -> int:
         engine.dispose()
 
 
-def _drained(database: Database, receiver: Receiver, events: int) -> None:
+def _drained(database_url: str, receiver: Receiver, events: int) -> None:
     _wait(
-        lambda: _undelivered(database) == 0 and len(receiver.received) >= events,
+        lambda: _undelivered(database_url) == 0 and len(receiver.received) >= events,
         90,
         "every delivery was not delivered",
     )
@@ -172,29 +177,79 @@ def test_no_event_is_lost_across_a_kill_a_restart_and_a_database_outage(
             got = len(receiver.received)
             receiver.wait_for(got + 2, timeout=30)  # phase two is being delivered
             _outage(database)  # attempts in flight: their outcomes wait for the database
-            _drained(database, receiver, len(expected))
+            _drained(database.url, receiver, len(expected))
 
             _outage(database)  # nothing in flight: the dispatcher's polls fail
             with HttpStore(live.base_url, retries=10) as store:
                 expected += _workload(store, sessions=1)
-            _drained(database, receiver, len(expected))
+            _drained(database.url, receiver, len(expected))
             assert live.process.poll() is None, "the service died in an outage"
             log = live.log()
         finally:
             stop_server(live)
 
-    arrivals = _arrivals(receiver, hook.secret)
-    wanted: dict[str, list[tuple[str, str]]] = {}
-    for ordering, event_type, run_id in expected:
-        wanted.setdefault(ordering, []).append((event_type, run_id))
-    assert set(arrivals.by_ordering) == set(wanted)
-    for ordering, items in arrivals.by_ordering.items():
-        # A repeat comes only right after itself (a resend), never after a later event.
-        collapsed = [item for n, item in enumerate(items) if n == 0 or item != items[n - 1]]
-        assert len({event_id for event_id, _, _ in collapsed}) == len(collapsed), ordering
-        assert [(t, r) for _, t, r in collapsed] == wanted[ordering], ordering
+    arrivals = _every_event_arrived_in_order(receiver, hook.secret, expected)
     # The dispatcher noticed each outage, backed off, and resumed by itself.
     for what in ("outcome of evt_", "dispatch"):
         assert re.search(f'webhook {what}[^"]* failed; backing off', log), what
         assert re.search(f'webhook {what}[^"]* resumed after', log), what
     print(f"\n{len(expected)} events, {arrivals.duplicates} sent again after the faults")
+
+
+def _every_event_arrived_in_order(receiver: Receiver, secret: str, expected: Expected) -> Arrivals:
+    """Every expected event arrived, signed, in commit order per ordering; a repeat comes
+    only right after itself (a resend), never after a later event."""
+    arrivals = _arrivals(receiver, secret)
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for ordering, event_type, run_id in expected:
+        wanted.setdefault(ordering, []).append((event_type, run_id))
+    assert set(arrivals.by_ordering) == set(wanted)
+    for ordering, items in arrivals.by_ordering.items():
+        collapsed = [item for n, item in enumerate(items) if n == 0 or item != items[n - 1]]
+        assert len({event_id for event_id, _, _ in collapsed}) == len(collapsed), ordering
+        assert [(t, r) for _, t, r in collapsed] == wanted[ordering], ordering
+    return arrivals
+
+
+@pytest.fixture
+def private_cluster() -> Iterator[StreamingPair]:
+    """A PostgreSQL server of this test's own, which it may crash and restart."""
+    binaries = server_binaries()
+    if binaries is None:
+        if os.environ.get("RUNTIME_STORE_REQUIRE_POSTGRES") == "1":
+            pytest.fail("PostgreSQL's server binaries (initdb, pg_ctl) are required")
+        pytest.skip("PostgreSQL's server binaries (initdb, pg_ctl) are not installed")
+    cluster = start_cluster(binaries)
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+def test_no_event_is_lost_across_a_postgresql_crash_and_restart(
+    private_cluster: StreamingPair, tmp_path: Path
+) -> None:
+    private_cluster.create_database("deliveries")
+    url = private_cluster.primary_url("deliveries")
+    upgrade_schema(url)
+    with receiving(delay=ANSWER_DELAY) as receiver:
+        live = start_server(url, tmp_path / "server.log", env=ENV)
+        try:
+            with HttpStore(live.base_url) as store:
+                hook = store.create_webhook(receiver.url, [e.value for e in WebhookEventType])
+                expected = _workload(store, sessions=3)
+            receiver.wait_for(2, timeout=20)
+            # The server crashes with attempts in flight and recovers from its WAL.
+            private_cluster.restart_primary("immediate")
+            _drained(url, receiver, len(expected))
+
+            private_cluster.restart_primary("fast")  # nothing in flight: polls are cut
+            with HttpStore(live.base_url, retries=10) as store:
+                expected += _workload(store, sessions=1)
+            _drained(url, receiver, len(expected))
+            assert live.process.poll() is None, "the service died when PostgreSQL restarted"
+        finally:
+            stop_server(live)
+
+    arrivals = _every_event_arrived_in_order(receiver, hook.secret, expected)
+    print(f"\n{len(expected)} events, {arrivals.duplicates} sent again after the restarts")

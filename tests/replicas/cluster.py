@@ -90,7 +90,8 @@ class StreamingPair:
         with (data_dir / "postgresql.auto.conf").open("a") as conf:
             conf.writelines(f"{name} = {value}\n" for name, value in settings.items())
 
-    def start(self) -> StreamingPair:
+    def start_primary(self) -> StreamingPair:
+        """The primary alone: a private cluster a test may stop, crash and restart."""
         self._run(
             "initdb", "-D", str(self.primary_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8"
         )
@@ -98,6 +99,15 @@ class StreamingPair:
             hba.write("host replication all 127.0.0.1/32 trust\n")
         self._settings(self.primary_dir, self.primary_port)
         self._pg_ctl(self.primary_dir, "start")
+        return self
+
+    def restart_primary(self, mode: str) -> None:
+        """``pg_ctl restart -m mode``: ``immediate`` is a crash (recovery from the WAL at
+        start), ``fast`` a clean shutdown; every connection is cut either way."""
+        self._pg_ctl(self.primary_dir, "restart", "-m", mode)
+
+    def start(self) -> StreamingPair:
+        self.start_primary()
         self._run(
             "pg_basebackup",
             "-h",
@@ -219,6 +229,16 @@ def start_pair(binaries: Path) -> StreamingPair:
     pair = StreamingPair(binaries)
     try:
         return pair.start()
+    except BaseException:
+        pair.remove()
+        raise
+
+
+def start_cluster(binaries: Path) -> StreamingPair:
+    """A private cluster without a standby (``StreamingPair.start_primary``)."""
+    pair = StreamingPair(binaries)
+    try:
+        return pair.start_primary()
     except BaseException:
         pair.remove()
         raise
