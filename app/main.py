@@ -53,6 +53,7 @@ from .retention_sweeper import RetentionSweeper
 from .settings import Settings
 from .storage import (
     REPLICA_CONNECT_TIMEOUT_SECONDS,
+    ImportSweeper,
     Notifications,
     SqlStore,
     Tokens,
@@ -99,11 +100,15 @@ DB_POOL_OVERFLOW = 4
 
 
 def _start_background(
-    settings: Settings, store: SqlStore
-) -> list[RetentionSweeper | WebhookDispatcher]:
+    settings: Settings, store: SqlStore, imports: ImportSweeper | None
+) -> list[RetentionSweeper | WebhookDispatcher | ImportSweeper]:
     """The worker's background threads: retention sweeps (CONTRACT.md 11.4), one replica
-    at a time, when configured; webhook delivery (13.3), one dispatcher per worker."""
-    started: list[RetentionSweeper | WebhookDispatcher] = []
+    at a time, when configured; webhook delivery (13.3), one dispatcher per worker; on
+    SQLite, the sweep of imports that died while publishing (2.10)."""
+    started: list[RetentionSweeper | WebhookDispatcher | ImportSweeper] = []
+    if imports is not None:
+        imports.start()
+        started.append(imports)
     if settings.webhook_dispatch:
         dispatcher = WebhookDispatcher(
             store,
@@ -215,7 +220,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         if not app.state.store.commits_notified_by_database:
             app.state.store.watch_commits(notifications.committed)
         await notifications.start()
-        background = _start_background(settings, app.state.store)
+        background = _start_background(settings, app.state.store, ImportSweeper.when_needed(engine))
         try:
             yield
         finally:

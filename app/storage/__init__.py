@@ -4,6 +4,7 @@ This package is its facade: every other layer imports storage from here, never f
 module inside it (``lint-imports``), except the CLI's database commands.
 """
 
+from .claims import ImportSweeper, sweep_abandoned_imports
 from .engine import create_engine
 from .failures import is_transient
 from .interrupts import Canceler, calling
@@ -33,6 +34,7 @@ __all__ = [
     "EXPORT_FORMAT",
     "Canceler",
     "Claimed",
+    "ImportSweeper",
     "REPLICA_CONNECT_TIMEOUT_SECONDS",
     "Notifications",
     "RequestPositions",
@@ -51,5 +53,6 @@ __all__ = [
     "parse_position",
     "readiness",
     "request_positions",
+    "sweep_abandoned_imports",
     "upgrade_schema",
 ]

@@ -79,6 +79,9 @@ class Dialect(abc.ABC):
     #: Whether the common writes take PostgreSQL's fast path (``fast_path/``): SQL
     #: functions answering in one round trip, or refusing to the Python path.
     fast_path = False
+    #: Whether an import stages its rows and publishes them in slices under claims of its
+    #: IDs (SQLite, ``claims.py``), which every new run and session must then respect.
+    stages_imports = False
     #: Whether reads run in autocommit (``UnitOfWork.read``): PostgreSQL at READ
     #: COMMITTED, where a read transaction is no snapshot, only two more round trips.
     reads_in_autocommit = False
@@ -166,6 +169,7 @@ def _session_update(session: SessionState) -> dict[str, Any]:
 
 class SqliteDialect(Dialect):
     name = "sqlite"
+    stages_imports = True
 
     def lock_run(self, conn: Connection, run_id: str, event_key: str | None) -> tuple[Any, Any]:
         # The transaction already holds the database's write lock.

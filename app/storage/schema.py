@@ -299,3 +299,17 @@ webhook_deliveries = sa.Table(
     sa.Index(None, "webhook_id", "status", "seq"),
     sa.Index(None, "event_id"),
 )
+
+# Session and run IDs an SQLite import holds while it publishes in slices (claims.py): a
+# start or create_session of a claimed ID waits (``unavailable``) until the import has
+# published it or given it back. ``expires_at_ms`` is a lease every slice renews.
+import_claims = sa.Table(
+    "import_claims",
+    metadata,
+    # session | run
+    sa.Column("kind", sa.String(8), primary_key=True),
+    sa.Column("claimed_id", sa.Text(), primary_key=True),
+    sa.Column("import_id", sa.Text(), nullable=False),
+    sa.Column("expires_at_ms", sa.BigInteger(), nullable=False),
+    sa.Index(None, "import_id"),
+)

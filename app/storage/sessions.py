@@ -25,6 +25,7 @@ from runtime_store_client import (
     WebhookEventType,
 )
 
+from . import claims
 from .context import Context
 from .rows import run_from_row, run_meta, session_of
 from .schema import runs, sessions
@@ -55,6 +56,8 @@ def create_session(ctx: Context, session_id: str, created_at: datetime) -> Sessi
     def operation(tx: Tx) -> Session:
         session = tx.session(session_id, lock=True)
         if session is None:
+            if tx.dialect.stages_imports:
+                claims.check_not_claimed(tx.conn, claims.SESSION, session_id)
             tx.conn.execute(
                 sessions.insert().values(
                     session_id=session_id,

@@ -22,7 +22,7 @@ from runtime_store_client import (
     WebhookEventType,
 )
 
-from . import replicas
+from . import claims, replicas
 from . import statements as st
 from .dialects import Dialect, Writes
 from .outbox import PendingEvent, write_events
@@ -168,6 +168,8 @@ class Tx:
         request_digest: bytes | None = None,
         start_kind: RunStartKind = RunStartKind.ENGINE,
     ) -> RunState:
+        if self.dialect.stages_imports:
+            claims.check_not_claimed(self.conn, claims.RUN, new.run_id)
         return self._keep_run(
             RunState(
                 run_id=new.run_id,

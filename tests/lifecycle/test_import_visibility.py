@@ -4,7 +4,10 @@
 Readers polling while an import runs see the session whole or not at all; a start of one
 of the file's run IDs that commits while the import stages wins, and the import is then
 ``import_conflict``; an importing process killed with SIGKILL between its staged batches
-leaves no row, no file and no lock behind, and the same file imports afterwards.
+leaves no row, no file and no lock behind, and the same file imports afterwards. On SQLite
+the publish itself copies the records a slice per transaction while the file's IDs are
+claimed: a start of one of them meanwhile is ``unavailable``, nothing is visible until the
+end, and an import killed midway is given back by the service once its lease has run out.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +27,16 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine, upgrade_schema
+from app.storage.transfer import sinks
 from app.storage.verify import verify_database
 from runtime_store_client import (
     ImportConflictError,
     RunNotFoundError,
     SessionNotFoundError,
+    UnavailableError,
 )
-from tests.conftest import wipe
-from tests.contract.builders import new_session, record, start_root
+from tests.conftest import start_server, stop_server, wipe
+from tests.contract.builders import T0, new_session, record, start_root
 from tests.lifecycle.test_import_slices import Importing, PausingReader, big_session, within
 from tests.lifecycle.test_refusals import rows
 from tests.lifecycle.world import exported
@@ -201,6 +207,159 @@ def _import_in_a_process(url: str, path: Path, *, stall_at: int) -> subprocess.P
         [sys.executable, "-c", _KILLED_IMPORT, url, str(path), str(stall_at)],
         stdout=subprocess.PIPE,
         env=env,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if line != b"stalled\n":
+        child.kill()
+        child.wait(30)
+        pytest.fail(f"the importing process did not stall: {line!r}")
+    return child
+
+
+# --- the publish, in slices under claims (app/storage/claims.py) ---------------------------
+
+
+class _Midway:
+    """Wraps the publish's transactions: once ``slices`` record slices have committed, the
+    next transaction waits (outside any transaction) until released."""
+
+    def __init__(self, write: Any, slices: int) -> None:
+        self.write, self.slices, self.copied = write, slices, 0
+        self.reached, self.released = threading.Event(), threading.Event()
+
+    def __call__(self, sink: Any, operation: Any) -> None:
+        if self.copied == self.slices and not self.reached.is_set():
+            self.reached.set()
+            assert self.released.wait(30), "never released"
+        self.write(sink, operation)
+        self.copied += getattr(operation, "func", None) is sinks._copy_records
+
+
+def test_a_publish_copies_records_in_slices_while_its_ids_are_claimed(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between two slices of the publish: other writers are served, the file's session and
+    run IDs are claimed (a start or create_session of one is ``unavailable``), and nothing
+    of the session is visible, though some of its records are in the live table; then it
+    appears whole and the claims are gone."""
+    engine = create_engine(sqlite_url)
+    try:
+        store = SqlStore(engine)
+        wipe(engine)
+        session_id = big_session(store, runs=RUNS, records=300, size=100)
+        data = exported(store, session_id)
+        taken = _run_ids(data)[-1]
+        wipe(engine)
+        other = new_session(store).id
+        writer = start_root(store, other).run
+        before = rows(engine)
+        monkeypatch.setattr(sinks, "SLICE_ROWS", 50)
+        midway = _Midway(sinks._Staged._write, slices=3)
+
+        def write(sink: Any, operation: Any) -> None:  # a function: bound as a method
+            midway(sink, operation)
+
+        monkeypatch.setattr(sinks._Staged, "_write", write)
+
+        importing = Importing(store, io.BytesIO(data))
+        assert midway.reached.wait(30), "the publish never reached its fourth slice"
+        try:
+            assert within(5.0, lambda: store.append_run_record(record(writer))).inserted
+            with pytest.raises(UnavailableError, match="being imported"):
+                start_root(store, other, run_id=taken)
+            with pytest.raises(UnavailableError, match="being imported"):
+                store.create_session(session_id, T0)
+            with pytest.raises(SessionNotFoundError):
+                store.load_session(session_id)
+            with pytest.raises(RunNotFoundError):
+                store.list_run_records(taken)
+            now = rows(engine)
+            assert now["import_claims"] == 1 + RUNS
+            assert now["run_records"] == before["run_records"] + 1 + 3 * 50
+            report = verify_database(engine)
+            assert report.ok, report.violations
+            assert report.import_pending_records == 3 * 50
+        finally:
+            midway.released.set()
+
+        assert importing.outcome() == store.load_session(session_id)
+        assert rows(engine)["import_claims"] == 0
+        assert exported(store, session_id) == data
+        assert verify_database(engine).ok
+    finally:
+        engine.dispose()
+
+
+_KILLED_PUBLISH = """
+import sys, time
+from app.storage import SqlStore, claims, create_engine
+from app.storage.transfer import sinks
+
+claims.LEASE_MS = 500
+sinks.SLICE_ROWS = 50
+write, copied = sinks._Staged._write, []
+
+def stalling(sink, operation):
+    if len(copied) == 2:
+        print("stalled", flush=True)
+        time.sleep(600)
+    write(sink, operation)
+    if getattr(operation, "func", None) is sinks._copy_records:
+        copied.append(1)
+
+sinks._Staged._write = stalling
+SqlStore(create_engine(sys.argv[1])).import_session(open(sys.argv[2], "rb"))
+"""
+
+
+def test_an_import_killed_while_publishing_is_given_back_by_the_service(
+    tmp_path: Path,
+) -> None:
+    """An importing process killed between two slices of its publish leaves claims and
+    copied records that no read reaches; once its lease has run out, a service worker's
+    sweep gives them back, and the same file imports."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade_schema(url)
+    engine = create_engine(url)
+    try:
+        store = SqlStore(engine)
+        session_id = big_session(store, runs=RUNS, records=300, size=100)
+        data = exported(store, session_id)
+        wipe(engine)
+        (tmp_path / "session.ndjson").write_bytes(data)
+        before = rows(engine)
+
+        child = _in_a_process(_KILLED_PUBLISH, url, tmp_path / "session.ndjson")
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        left = rows(engine)
+        assert left["import_claims"] == 1 + RUNS
+        assert left["run_records"] == 2 * 50
+        with pytest.raises(SessionNotFoundError):
+            store.load_session(session_id)
+
+        server = start_server(url, tmp_path / "server.log")
+        try:
+            deadline = time.monotonic() + 30
+            while rows(engine) != before:
+                assert time.monotonic() < deadline, "the service did not sweep the import"
+                time.sleep(0.2)
+        finally:
+            stop_server(server)
+        assert "abandoned import" in server.log()
+        assert verify_database(engine).ok
+        assert store.import_session(io.BytesIO(data)).id == session_id
+        assert exported(store, session_id) == data
+    finally:
+        engine.dispose()
+
+
+def _in_a_process(script: str, *args: object) -> subprocess.Popen[Any]:
+    """``script`` in another process, once it has printed ``stalled``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE, env=env
     )
     assert child.stdout is not None
     line = child.stdout.readline()

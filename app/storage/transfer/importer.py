@@ -21,9 +21,10 @@ Where the rows go first differs by database (``_Direct``, ``_Staged``). PostgreS
 them into the live tables in the import's one transaction: its row locks stop no other
 session's writer, and nothing is visible before the commit. SQLite has one writer, which
 an import must not hold for its whole length (CONTRACT.md 2.10): its rows go into staging
-tables (staging.py) in short transactions between which other writers are served, and one
-final transaction checks the IDs again and publishes the session whole; a failed import
-deletes what it staged. A batch is at most ``BATCH`` rows and ``BATCH_BYTES`` bytes.
+tables (staging.py) in short transactions between which other writers are served, then the
+publish claims the IDs, copies the records a slice per transaction and makes the session
+visible whole in a last short one (``claims.py``); a failed import gives back what it
+copied and deletes what it staged. A batch is at most ``BATCH`` rows and ``BATCH_BYTES`` bytes.
 """
 
 from __future__ import annotations

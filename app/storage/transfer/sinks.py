@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -13,15 +14,15 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from app.domain.state import SessionRowStatus
-from runtime_store_client import (
-    ImportConflictError,
-)
+from app.domain.times import now_millis
+from runtime_store_client import ImportConflictError, UnavailableError
 
-from .. import interrupts
+from .. import claims, interrupts
 from .. import statements as st
 from ..dialects import Dialect
 from ..engine import WRITE_OPTION
 from ..schema import (
+    import_claims,
     memory_batches,
     memory_events,
     run_records,
@@ -148,40 +149,152 @@ class _Staged(_Sink):
         self.stage(functools.partial(_execute, statement=STAGED[table].insert(), rows=rows))
 
     def publish(self, session_id: str, record_count: int) -> None:
+        """Claim the IDs, copy the records a slice per transaction, then publish the rest
+        and drop the claims in one (claims.py says why); on any failure, give back what
+        was copied and claimed."""
         assert self.session is not None
         session = {**self.session, "record_count": record_count}
+        del session_id
+        claims.sweep_abandoned(self.conn)
+        import_id = uuid.uuid4().hex
+        self._write(functools.partial(_claim, session=session, import_id=import_id))
+        try:
+            for first, last in self._record_slices():
+                self._write(
+                    functools.partial(_copy_records, import_id=import_id, first=first, last=last)
+                )
+            self._write(functools.partial(_finish, session=session, import_id=import_id))
+        except BaseException:
+            try:
+                claims.give_back(self.conn, import_id)
+            except Exception as exc:  # the lease runs out and a sweep gives them back
+                log.warning("an import could not give back its claims yet (%s)", exc)
+            raise
+
+    def _write(self, operation: Callable[[Connection], None]) -> None:
+        """One transaction of the store's database: BEGIN IMMEDIATE, the only writer."""
         interrupts.check_not_canceled()
         self.conn.execution_options(**{WRITE_OPTION: True})
         try:
-            with self.conn.begin():  # BEGIN IMMEDIATE: the only writer, for the copy
-                self._publish(self.conn, session)
+            with self.conn.begin():
+                operation(self.conn)
         finally:
             self.conn.execution_options(**{WRITE_OPTION: False})
-        del session_id
 
-    @staticmethod
-    def _publish(conn: Connection, session: dict[str, Any]) -> None:
-        """The IDs are checked again under the write lock, then every staged row is copied
-        to its live table, one statement per table."""
-        existing = conn.execute(st.SELECT_SESSION, {"session_id": session["session_id"]}).first()
-        if existing is not None:
-            raise _session_conflict(session["session_id"], existing.status)
-        staged_runs = STAGED[runs]
-        for table, reason in _TAKEN:
-            taken = conn.execute(
-                sa.select(table.c.run_id)
-                .join(staged_runs, staged_runs.c.run_id == table.c.run_id)
-                .limit(1)
-            ).scalar()
-            if taken is not None:
-                raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
-        conn.execute(sessions.insert(), session)
-        for live, staged in STAGED.items():
-            names = [c.name for c in live.columns if not (live is memory_events and c.name == "id")]
-            rows = sa.select(*(staged.c[name] for name in names)).order_by(
-                *staged.primary_key.columns
-            )
-            conn.execute(live.insert().from_select(names, rows))
+    def _record_slices(self) -> list[tuple[int, int]]:
+        """Row ranges of the staged records, each at most ``SLICE_ROWS`` rows and (unless
+        one record alone is larger) ``SLICE_BYTES`` of payload."""
+        slices: list[tuple[int, int]] = []
+        first = last = rows = size = 0
+        with self.conn.begin():
+            for rowid, length in self.conn.execute(_STAGED_RECORD_SIZES):
+                if rows and (rows == SLICE_ROWS or size + length > SLICE_BYTES):
+                    slices.append((first, last))
+                    rows = size = 0
+                if not rows:
+                    first = rowid
+                last, rows, size = rowid, rows + 1, size + length
+        if rows:
+            slices.append((first, last))
+        return slices
+
+
+#: Records copied per publishing transaction, at most (CONTRACT.md 2.10).
+SLICE_ROWS: Final = 2_000
+SLICE_BYTES: Final = 4 * 1024 * 1024
+
+_RECORD_COLUMNS: Final = ", ".join(column.name for column in run_records.columns)
+_STAGED_RECORD_SIZES: Final = sa.text(
+    f"SELECT rowid, length(payload) FROM {STAGE}.run_records ORDER BY rowid"
+)
+_COPY_RECORDS: Final = sa.text(
+    f"INSERT INTO main.run_records ({_RECORD_COLUMNS}) SELECT {_RECORD_COLUMNS}"
+    f" FROM {STAGE}.run_records WHERE rowid BETWEEN :first AND :last ORDER BY rowid"
+)
+
+
+def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None:
+    """The IDs are checked free under the write lock, then claimed. An ID another import
+    holds is taken, as if that import had already published it: racing imports of one
+    session commit once, the others are ``import_conflict``."""
+    session_id = session["session_id"]
+    _check_free(conn, session_id)
+    try:
+        claims.check_not_claimed(conn, claims.SESSION, session_id)
+    except UnavailableError:
+        raise ImportConflictError(
+            f"session {session_id!r} is being imported by another import", session_id=session_id
+        ) from None
+    staged_runs = STAGED[runs]
+    claimed = conn.execute(
+        sa.select(import_claims.c.claimed_id)
+        .join(staged_runs, staged_runs.c.run_id == import_claims.c.claimed_id)
+        .where(import_claims.c.kind == claims.RUN)
+        .limit(1)
+    ).scalar()
+    if claimed is not None:
+        raise ImportConflictError(
+            f"run {claimed!r} is being imported by another import", run_id=claimed
+        )
+    lease = now_millis() + claims.LEASE_MS
+    conn.execute(
+        import_claims.insert(),
+        {
+            "kind": claims.SESSION,
+            "claimed_id": session["session_id"],
+            "import_id": import_id,
+            "expires_at_ms": lease,
+        },
+    )
+    conn.execute(
+        import_claims.insert().from_select(
+            ["kind", "claimed_id", "import_id", "expires_at_ms"],
+            sa.select(
+                sa.literal(claims.RUN),
+                staged_runs.c.run_id,
+                sa.literal(import_id),
+                sa.literal(lease),
+            ),
+        )
+    )
+
+
+def _copy_records(conn: Connection, *, import_id: str, first: int, last: int) -> None:
+    if not claims.renew(conn, import_id):
+        raise UnavailableError("the import took too long and gave its IDs back; retry it")
+    conn.execute(_COPY_RECORDS, {"first": first, "last": last})
+
+
+def _finish(conn: Connection, *, session: dict[str, Any], import_id: str) -> None:
+    """Still claimed, the IDs still free: the session and everything but its records
+    (already copied) become live, and the claims go, in this one transaction."""
+    if not claims.renew(conn, import_id):
+        raise UnavailableError("the import took too long and gave its IDs back; retry it")
+    _check_free(conn, session["session_id"])
+    conn.execute(sessions.insert(), session)
+    for live, staged in STAGED.items():
+        if live is run_records:
+            continue
+        names = [c.name for c in live.columns if not (live is memory_events and c.name == "id")]
+        rows = sa.select(*(staged.c[name] for name in names)).order_by(*staged.primary_key.columns)
+        conn.execute(live.insert().from_select(names, rows))
+    conn.execute(import_claims.delete().where(import_claims.c.import_id == import_id))
+
+
+def _check_free(conn: Connection, session_id: str) -> None:
+    """``import_conflict`` when the session or a run ID of the file is taken."""
+    existing = conn.execute(st.SELECT_SESSION, {"session_id": session_id}).first()
+    if existing is not None:
+        raise _session_conflict(session_id, existing.status)
+    staged_runs = STAGED[runs]
+    for table, reason in _TAKEN:
+        taken = conn.execute(
+            sa.select(table.c.run_id)
+            .join(staged_runs, staged_runs.c.run_id == table.c.run_id)
+            .limit(1)
+        ).scalar()
+        if taken is not None:
+            raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
 
 
 def _execute(conn: Connection, *, statement: sa.Insert, rows: list[dict[str, Any]]) -> None:

@@ -5,11 +5,12 @@ other write of the service waited 16 s). On SQLite an import now writes its rows
 private temporary database attached to its connection (``ATTACH DATABASE ''`` as
 ``STAGE``): writing there takes no lock of the store's database, so every other writer
 goes on being served while the file is read, checked and staged. Once the whole file has
-passed its checks, one transaction of the store's database publishes the import: it
-checks that the session and run IDs are still free, then copies each staged table into
-its live table (``INSERT … SELECT``, one statement per table), so the session appears
-whole or not at all. Detaching the stage deletes it, whether the import was published or
-refused; SQLite deletes a temporary database of a process that died with it.
+passed its checks, the import is published in short transactions of the store's database
+(``sinks.py``, ``claims.py``): the session and run IDs are checked still free and claimed,
+the records copied a slice at a time, then the rest copied and the claims dropped in one,
+so the session appears whole or not at all. Detaching the stage deletes it, whether the
+import was published or refused; SQLite deletes a temporary database of a process that died
+with it.
 
 Each staged table mirrors a live table: the same name, columns, primary key and unique
 constraints (a key repeated within the file is refused there as the live table would

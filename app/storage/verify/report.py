@@ -64,6 +64,9 @@ class VerifyReport:
     #: purge of their session deletes them), but reported.
     purge_pending_records: int = 0
     purge_pending_checkpoints: int = 0
+    #: Records an SQLite import in progress has copied ahead of its runs (claims.py): not
+    #: violations (the import publishes their runs, or gives them back), but reported.
+    import_pending_records: int = 0
 
     @property
     def ok(self) -> bool:
@@ -76,6 +79,11 @@ class VerifyReport:
                 f"; {self.purge_pending_records} records and {self.purge_pending_checkpoints} "
                 "checkpoints of purged sessions or deleted sessionless runs not yet deleted "
                 "(purge those sessions again, or run retention)"
+            )
+        if self.import_pending_records:
+            pending += (
+                f"; {self.import_pending_records} records of an import in progress "
+                "(published with their runs, or given back)"
             )
         return (
             f"checked {self.runs_checked} runs, {self.sessions_checked} sessions, "

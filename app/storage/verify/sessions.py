@@ -18,7 +18,15 @@ from sqlalchemy.engine import Connection, Row
 
 from app.domain.state import SessionRowStatus
 
-from ..schema import checkpoints, run_records, run_tombstones, runs, sessions
+from ..claims import RUN as RUN_CLAIM
+from ..schema import (
+    checkpoints,
+    import_claims,
+    run_records,
+    run_tombstones,
+    runs,
+    sessions,
+)
 from .facts import RecordStats, RunChecks, RunFacts
 from .reading import KeyRange, is_one_to, pages, sequence_problems, session_rows
 from .report import DANGLING_ROWS, PURGED_SESSION, SESSION_POSITIONS, VerifyReport, Violation
@@ -126,9 +134,13 @@ def check_runless_rows(
     """Records (``runless``: their stats, by run ID) and checkpoints of the range whose
     run does not exist: pending deletion if the run is tombstoned, else dangling."""
     pending = _tombstoned(conn, list(runless))
+    importing = _claimed(conn, list(runless))
     for run_id, stats in runless.items():
         if run_id in pending:
             report.purge_pending_records += stats.n
+            continue
+        if run_id in importing:
+            report.import_pending_records += stats.n
             continue
         report.violations.append(
             Violation(DANGLING_ROWS, run_id, "", f"{stats.n} records belong to no run")
@@ -152,6 +164,16 @@ def _tombstoned(conn: Connection, run_ids: list[str]) -> set[str]:
     if not run_ids:
         return set()
     query = sa.select(run_tombstones.c.run_id).where(run_tombstones.c.run_id.in_(run_ids))
+    return set(conn.execute(query).scalars())
+
+
+def _claimed(conn: Connection, run_ids: list[str]) -> set[str]:
+    """Run IDs an SQLite import in progress holds (its records come before its runs)."""
+    if not run_ids:
+        return set()
+    query = sa.select(import_claims.c.claimed_id).where(
+        import_claims.c.kind == RUN_CLAIM, import_claims.c.claimed_id.in_(run_ids)
+    )
     return set(conn.execute(query).scalars())
 
 
