@@ -103,6 +103,11 @@ def give_back(conn: Connection, import_id: str) -> None:
         conn.execution_options(**{WRITE_OPTION: False})
 
 
+_ABANDONED: Final = sa.select(import_claims.c.import_id).where(
+    import_claims.c.kind == SESSION, import_claims.c.expires_at_ms < sa.bindparam("now")
+)
+
+
 def sweep_abandoned(conn: Connection) -> int:
     """Give back the IDs (and copied records) of every import whose lease ran out; how
     many imports were swept. Each one's claims are first taken over under a new import ID
@@ -110,18 +115,13 @@ def sweep_abandoned(conn: Connection) -> int:
     its next renewal before it can copy more, and a sweeper that dies midway leaves claims
     the next sweep takes over again."""
     now = now_millis()
+    with conn.begin():  # a read first: the writer is taken only when there is work
+        if conn.execute(_ABANDONED.limit(1), {"now": now}).first() is None:
+            return 0
     conn.execution_options(**{WRITE_OPTION: True})
     try:
         with conn.begin():
-            abandoned = (
-                conn.execute(
-                    sa.select(import_claims.c.import_id).where(
-                        import_claims.c.kind == SESSION, import_claims.c.expires_at_ms < now
-                    )
-                )
-                .scalars()
-                .all()
-            )
+            abandoned = conn.execute(_ABANDONED, {"now": now}).scalars().all()
             taken_over = [f"swept-{uuid.uuid4().hex}" for _ in abandoned]
             for old, new in zip(abandoned, taken_over, strict=True):
                 conn.execute(
