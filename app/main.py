@@ -22,6 +22,7 @@ from .api.docs import DocsSecurityHeaders
 from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
 from .api.host_check import HostCheck, allowed_names
+from .api.hot_routes import HotRoutes
 from .api.live_tail import SharedReads, TailSettings
 from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
@@ -132,6 +133,8 @@ def _start_background(
 def _install_middleware(app: FastAPI, settings: Settings, observability: Observability) -> None:
     """The problem handlers and the middleware stack, innermost first."""
     install_problem_handlers(app)
+    if settings.hot_routes:  # innermost: it sees the body as every bound has checked it
+        app.add_middleware(HotRoutes)
     # Innermost of the body bounds: scans a body BodySizeLimit has already bounded.
     app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
     app.add_middleware(CancelOnDisconnect)  # innermost: store calls end with their client

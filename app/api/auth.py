@@ -60,7 +60,7 @@ class AuthMode:
         return tokens_without_key(count) if count else None
 
 
-def _check(request: HTTPConnection, token: str | None, permission: Permission) -> None:
+def check_permission(request: HTTPConnection, token: str | None, permission: Permission) -> None:
     auth: AuthMode = request.app.state.auth
     if not auth.required:
         return
@@ -100,7 +100,9 @@ def refuse_unauthorized(request: Request) -> StoreError | None:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     try:
-        _check(request, token.strip() if scheme.lower() == "bearer" and token else None, permission)
+        check_permission(
+            request, token.strip() if scheme.lower() == "bearer" and token else None, permission
+        )
     except StoreError as exc:  # AuthError, or UnavailableError while the database is down
         return exc
     return None
@@ -138,7 +140,7 @@ class _Authorize(HTTPBearer):
             return
         token = None if credentials is None else credentials.credentials
         offload: Offload = request.app.state.offload
-        await offload(_check, request, token, self.permission)
+        await offload(check_permission, request, token, self.permission)
 
 
 def _authorize(permission: Permission) -> Any:

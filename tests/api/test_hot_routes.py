@@ -1,0 +1,210 @@
+"""The hot routes answer exactly as FastAPI's routes do (``app/api/hot_routes.py``).
+
+Two apps over two identical databases of one backend, one with the hot routes and one
+without (``RUNTIME_STORE_HOT_ROUTES=off``), with tokens required, get the same requests in
+the same order: the common cases the hot routes answer, and every edge they must leave to
+FastAPI (bad JSON, another content type, a refused token, a record of another run, an odd
+page size, an escaped ID). Each pair of answers must be equal: status, headers and body,
+but for the request ID. The hot app must have answered the common cases itself, or the
+comparison would prove nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.domain.tokens import Role
+from app.main import create_app
+from app.settings import Settings
+from app.storage import create_engine
+from app.storage.tokens import Tokens
+from runtime_store_client import RunStatus
+from tests.api.wire_builders import T0_WIRE, append_body, note, root_start_body, terminal_body
+from tests.contract.builders import run_start, uid
+from tests.security import fresh_postgres_url, fresh_sqlite_url
+
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from fastapi.testclient import TestClient
+
+KEY = "hot-routes-token-key-0123456789abcdef-0123"
+WORKER = "rst_hot-routes-worker-token-0000000000000000000"
+READER = "rst_hot-routes-reader-token-0000000000000000000"
+ADMIN = "rst_hot-routes-admin-token-00000000000000000000"
+IGNORED_HEADERS = {"x-request-id", "date"}
+
+
+class Answered:
+    """Outermost ASGI wrapper: which requests the hot routes answered themselves."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.hot: list[bool] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+        if scope["type"] == "http":
+            self.hot.append(bool(scope.get("runtime_store.hot_route")))
+
+
+@dataclass
+class Side:
+    client: TestClient
+    answered: Answered
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    body: bytes | None = None
+    content_type: str | None = "application/json"
+    token: str | None = WORKER
+    #: Whether the hot app must answer it itself (else it may or may not).
+    hot: bool = False
+
+
+def _side(url: str, *, hot_routes: bool, stack: ExitStack) -> Side:
+    engine = create_engine(url)
+    try:
+        tokens = Tokens(engine, KEY)
+        tokens.ensure("worker", Role.WORKER, WORKER)
+        tokens.ensure("reader", Role.READER, READER)
+        tokens.ensure("admin", Role.ADMIN, ADMIN)
+    finally:
+        engine.dispose()
+    answered = Answered(
+        create_app(Settings(database_url=url, token_key=KEY, hot_routes=hot_routes))
+    )
+    client = stack.enter_context(TestClient(answered, raise_server_exceptions=False))
+    return Side(client, answered)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sides(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Side, Side]]:
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            urls = [fresh_sqlite_url(tmp_path), fresh_sqlite_url(tmp_path)]
+        else:
+            server: str = request.getfixturevalue("postgres_url")
+            urls = [stack.enter_context(fresh_postgres_url(server)) for _ in range(2)]
+        yield (
+            _side(urls[0], hot_routes=True, stack=stack),
+            _side(urls[1], hot_routes=False, stack=stack),
+        )
+
+
+def _answer(side: Side, call: Call) -> tuple[int, dict[str, str], Any]:
+    headers = {}
+    if call.content_type is not None:
+        headers["content-type"] = call.content_type
+    if call.token is not None:
+        headers["authorization"] = f"Bearer {call.token}"
+    response = side.client.request(call.method, call.path, content=call.body, headers=headers)
+    kept = {k: v for k, v in response.headers.items() if k.lower() not in IGNORED_HEADERS}
+    body: Any = response.content
+    if response.content and response.headers.get("content-type", "").endswith("json"):
+        body = response.json()
+        if isinstance(body, dict):
+            body.pop("request_id", None)
+    return response.status_code, kept, body
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def test_the_hot_routes_answer_every_request_as_fastapi_does(sides: tuple[Side, Side]) -> None:
+    hot, plain = sides
+    auth = {"authorization": f"Bearer {ADMIN}"}
+    session_id = uid("sess")
+    run, other, done = (run_start(session_id=session_id) for _ in range(3))
+    setup = [("/v1/sessions", {"session_id": session_id, "created_at": T0_WIRE})]
+    setup += [("/v1/runs/root-starts", root_start_body(start)) for start in (run, other, done)]
+    setup += [(f"/v1/runs/{done.run_id}/terminal", terminal_body(done, RunStatus.COMPLETED))]
+    for path, body in setup:
+        for side in sides:
+            response = side.client.post(path, json=body, headers=auth)
+            assert response.status_code == 200, response.text
+
+    first = append_body(note(run, "e1"))
+    records = f"/v1/runs/{run.run_id}/records"
+    batch = [append_body(note(run, f"b{i}"))["record"] for i in range(3)]
+    warm_up = f"/v1/runs/{other.run_id}/records"  # the first of each route is FastAPI's
+    calls = [
+        Call("POST", warm_up, _json(append_body(note(other, "w")))),
+        Call(
+            "POST",
+            f"{warm_up}/batch",
+            _json({"records": [append_body(note(other, "v"))["record"]]}),
+        ),
+        Call("GET", warm_up, content_type=None),
+        # The common cases, answered by the hot routes.
+        Call("POST", records, _json(first), hot=True),
+        Call("POST", records, _json(first), hot=True),  # exact retry
+        Call(
+            "POST", records, _json(append_body(replace(note(run, "e1"), payload=b"{}"))), hot=True
+        ),  # event_conflict, from the store
+        Call(
+            "POST",
+            f"/v1/runs/{done.run_id}/records",
+            _json(append_body(note(done, "late"))),
+            hot=True,
+        ),  # run_not_active
+        Call(
+            "POST",
+            "/v1/runs/nobody/records",
+            _json(append_body(replace(note(run, "x"), run_id="nobody"))),
+            hot=True,
+        ),
+        Call("POST", f"{records}/batch", _json({"records": batch}), hot=True),
+        Call("POST", f"{records}/batch", _json({"records": batch}), hot=True),
+        Call("GET", records, token=READER, content_type=None, hot=True),
+        Call("GET", f"{records}?limit=2", token=READER, content_type=None, hot=True),
+        Call("GET", f"{records}?limit=2&cursor=2", token=READER, content_type=None, hot=True),
+        Call("GET", f"{records}?cursor=not-a-cursor", content_type=None, hot=True),
+        Call("GET", "/v1/runs/nobody/records", content_type=None, hot=True),
+        # Every edge is FastAPI's.
+        Call("POST", records, b"{not json"),
+        Call("POST", records, b""),
+        Call("POST", records, _json({"record": {}})),
+        Call("POST", records, _json(first), content_type="text/plain"),
+        Call("POST", records, _json(first), content_type=None),
+        Call("POST", records, _json(first), content_type="application/json; charset=utf-8"),
+        Call("POST", records, _json(first), token=None),
+        Call("POST", records, _json(first), token="rst_unknown"),
+        Call("POST", records, _json(first), token=READER),
+        Call("POST", f"/v1/runs/{other.run_id}/records", _json(first)),  # another run's
+        Call("POST", records, b"[" * 300 + b"]" * 300),
+        Call("POST", f"{records}/batch", _json({"records": []})),
+        Call("POST", f"{records}/batch", _json({"records": [first["record"], {}]})),
+        Call("POST", f"{records}/", _json(first)),
+        Call(
+            "POST",
+            "/v1/runs/a%2Fb/records",
+            _json(append_body(replace(note(run, "y"), run_id="a/b"))),
+        ),
+        Call("GET", f"{records}?limit=0", content_type=None),
+        Call("GET", f"{records}?limit=-1", content_type=None),
+        Call("GET", f"{records}?limit=abc", content_type=None),
+        Call("GET", f"{records}?limit=%205", content_type=None),
+        Call("GET", f"{records}?limit=2&limit=1", content_type=None),
+        Call("GET", f"{records}?limit=99999999999", content_type=None),
+        Call("GET", records, content_type=None, token=None),
+        Call("PUT", records, _json(first)),
+        Call("HEAD", records, content_type=None),
+    ]
+    for call in calls:
+        assert _answer(hot, call) == _answer(plain, call), call
+        if call.hot:
+            assert hot.answered.hot[-1], f"the hot route did not answer {call}"
+    assert not any(plain.answered.hot), "the app without hot routes answered one"
