@@ -32,6 +32,8 @@ from .problems import problem_response
 
 ALLOWED_HOSTS_SETTING: Final = "RUNTIME_STORE_ALLOWED_HOSTS"
 _LOOPBACK_NAMES: Final = frozenset({"localhost"})
+#: Distinct ``Host`` values (and listening addresses) whose decision is remembered.
+_KNOWN_HOSTS: Final = 256
 
 
 def host_name(host: str) -> str | None:
@@ -107,13 +109,35 @@ class HostCheck:
     def __init__(self, app: ASGIApp, allowed: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.allowed = allowed
+        #: Decisions by ``Host`` value and by listening address: a client sends the same
+        #: few on every request, and parsing them (``ipaddress``) costs more than the rest
+        #: of this middleware. Bounded: emptied when full, so no request can grow it.
+        self._admitted: dict[str, bool] = {}
+        self._in_process: dict[object, bool] = {}
 
     def admits(self, host: str) -> bool:
-        name = host_name(host)
-        return name is not None and (is_loopback(name) or name in self.allowed)
+        known = self._admitted.get(host)
+        if known is None:
+            name = host_name(host)
+            known = name is not None and (is_loopback(name) or name in self.allowed)
+            if len(self._admitted) >= _KNOWN_HOSTS:
+                self._admitted.clear()
+            self._admitted[host] = known
+        return known
+
+    def _from_process(self, scope: Scope) -> bool:
+        server = scope.get("server")
+        key = server[0] if server else None
+        known = self._in_process.get(key)
+        if known is None:
+            known = _in_process(scope)
+            if len(self._in_process) >= _KNOWN_HOSTS:
+                self._in_process.clear()
+            self._in_process[key] = known
+        return known
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or _in_process(scope):
+        if scope["type"] not in ("http", "websocket") or self._from_process(scope):
             await self.app(scope, receive, send)
             return
         hosts = [value.decode("latin-1") for name, value in scope["headers"] if name == b"host"]

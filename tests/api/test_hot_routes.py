@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.domain.tokens import Role
@@ -83,7 +84,7 @@ def _side(url: str, *, hot_routes: bool, stack: ExitStack) -> Side:
     finally:
         engine.dispose()
     answered = Answered(
-        create_app(Settings(database_url=url, token_key=KEY, hot_routes=hot_routes))
+        create_app(Settings(database_url=url, token_key=SecretStr(KEY), hot_routes=hot_routes))
     )
     client = stack.enter_context(TestClient(answered, raise_server_exceptions=False))
     return Side(client, answered)
