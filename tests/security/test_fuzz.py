@@ -54,11 +54,11 @@ from app.storage.tokens import Tokens
 from tests.security import fresh_postgres_url, fresh_sqlite_url
 
 #: Examples per operation in each schemathesis pass (positive, negative) and in each of the
-#: steered rounds: with a token 2 x 18 + 2 x 15 requests per operation, without 2 x 8 (the
+#: steered rounds: with a token 2 x 12 + 2 x 10 requests per operation, without 2 x 8 (the
 #: 401 comes before validation and storage, so shapes matter less than reaching each route).
-EXAMPLES_PER_OPERATION: Final = 18
+EXAMPLES_PER_OPERATION: Final = 12
 EXAMPLES_WITHOUT_TOKEN: Final = 8
-STEERED_EXAMPLES_PER_ROUND: Final = 15
+STEERED_EXAMPLES_PER_ROUND: Final = 10
 STEERED_ROUNDS: Final = 2
 TOKEN_KEY: Final = "fuzz-token-key-0123456789abcdef-0123456789"
 
