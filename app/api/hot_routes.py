@@ -2,9 +2,9 @@
 
 A worker's appends and its reads of a run's records are most of what the service serves,
 and for them FastAPI's routing (a linear match over every route), dependency resolution and
-request handling cost more CPU than the store call itself (docs/performance.md, "Round
-three"). ``HotRoutes`` answers these operations directly, with the same parts the routes
-use: the route's own path pattern, the same permission check, the same request models,
+request handling cost more CPU than the store call itself (docs/performance.md, "Hot
+routes"). ``HotRoutes`` answers these operations directly, with the same parts the routes
+use: the route's path template, the same permission check, the same request models,
 the same store call on the database threads, the same rendering and problem handler.
 
 It only answers what it is sure of: a request that is not exactly the common case (any
