@@ -1,32 +1,43 @@
 """The most frequent operations answered without FastAPI's per-request machinery.
 
-A worker's appends and its reads of a run's records are most of what the service serves,
-and for them FastAPI's routing (a linear match over every route), dependency resolution and
-request handling cost more CPU than the store call itself (docs/performance.md, "Hot
-routes"). ``HotRoutes`` answers these operations directly, with the same parts the routes
-use: the route's path template, the same permission check, the same request models,
-the same store call on the database threads, the same rendering and problem handler.
+A worker's starts, appends, terminal writes and reads of a run are most of what the service
+serves, and for them FastAPI's routing (a linear match over every route), dependency
+resolution and request handling cost more CPU than the store call itself
+(docs/performance.md, "Hot routes"). ``HotRoutes`` calls the route's own endpoint function
+directly: with the path parameters its types would give it (``exact_segment``), the body
+parsed (``json.loads``) and validated by the route's own request model, the page's
+``cursor`` and ``limit``, and the ``Request``; after the route's own permission check.
+The endpoint is unchanged (its checks, its store call, its rendering), and a ``StoreError``
+it raises becomes the same problem FastAPI's handler makes of it.
 
-It only answers what it is sure of: a request that is not exactly the common case (any
-content type but ``application/json``, a body that does not parse or validate, a token that
-is missing or refused, a record of another run, a query value that is not a plain number,
-a mounted ``root_path``) goes to the FastAPI route unchanged, with the body it read, and
-FastAPI answers it as it always has: every error is FastAPI's. The HTTP contract suite
-runs through it on every backend; ``tests/api/test_hot_routes.py`` sends the same requests,
-edge cases included, to an app with and without it and compares the answers byte for
-byte. ``RUNTIME_STORE_HOT_ROUTES=off`` leaves every request to FastAPI.
+It only answers what it is sure of. A request that is not exactly the common case (any
+content type but ``application/json``, a body that does not parse or validate, a token
+that is missing or refused, a query value FastAPI might read otherwise, a mounted
+``root_path``) goes on to FastAPI unchanged, with the body it read, before the endpoint
+runs: every refusal is FastAPI's own answer. An operation is taken over only once FastAPI
+has served one request of it and only if its route has exactly the shape above (read from
+FastAPI's own description of the route's parameters); the route FastAPI chose is kept, so
+the metrics and the access line label the request as FastAPI would. The HTTP contract
+suite runs through it on every backend; ``tests/api/test_hot_routes.py`` sends the same
+requests, edge cases included, to an app with and one without it and compares the answers
+byte for byte. ``RUNTIME_STORE_HOT_ROUTES=off`` leaves every request to FastAPI.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from annotated_types import Ge
+from fastapi.routing import APIRoute
 from fastapi.security.utils import get_authorization_scheme_param
-from pydantic import ValidationError
+from pydantic import AfterValidator, BaseModel, ValidationError
+from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import compile_path
@@ -40,32 +51,136 @@ from .body_depth import body_too_deep
 from .exact_path import exact_segment
 from .offload import Offload
 from .problems import store_error_response
-from .render import respond_append_result, respond_append_results, respond_record_page
-from .schemas import AppendRecordRequest, AppendRecordsRequest
+
+#: The operations answered here: (method, path template, operation ID). No other route of
+#: the same method matches a request one of these patterns matches, so the pattern alone
+#: names the route FastAPI would choose.
+HOT: Final = (
+    ("POST", "/v1/sessions", "create-session"),
+    ("GET", "/v1/sessions/{session_id}", "load-session"),
+    ("POST", "/v1/sessions/{session_id}/end", "end-session"),
+    ("GET", "/v1/sessions/{session_id}/status", "load-session-status"),
+    ("GET", "/v1/sessions/{session_id}/records", "list-session-run-records"),
+    ("POST", "/v1/runs/root-starts", "start-root-run"),
+    ("POST", "/v1/runs/child-starts", "start-child-run"),
+    ("POST", "/v1/runs/one-shot-starts", "start-one-shot-run"),
+    ("POST", "/v1/runs/synchronous-starts", "start-synchronous-run"),
+    ("POST", "/v1/runs/one-shot-child-starts", "start-one-shot-child-run"),
+    ("GET", "/v1/runs/{run_id}", "load-run"),
+    ("POST", "/v1/runs/{run_id}/records", "append-run-record"),
+    ("GET", "/v1/runs/{run_id}/records", "list-run-records"),
+    ("POST", "/v1/runs/{run_id}/records/batch", "append-run-records"),
+    ("POST", "/v1/runs/{run_id}/cancellation", "record-run-cancellation"),
+    ("POST", "/v1/runs/{run_id}/suspension", "record-run-suspension"),
+    ("POST", "/v1/runs/{run_id}/terminal", "record-run-terminal"),
+)
+
+#: The scope key marking a request a hot route answered itself (tests read it).
+ANSWERED: Final = "runtime_store.hot_route"
 
 #: A page size as FastAPI's ``int`` query parameter surely reads it; anything else (a sign,
 #: spaces, zero, huge numbers) is left to FastAPI.
 _PLAIN_LIMIT: Final = re.compile(r"[1-9][0-9]{0,8}")
 
-#: The scope key marking a request a hot route answered itself (tests read it).
-ANSWERED: Final = "runtime_store.hot_route"
 
-#: A hot route's answer, or ``None``: not sure, FastAPI answers.
-Handler = Callable[[Request, str, bytes], Awaitable[Response | None]]
+@dataclass(frozen=True)
+class _Plan:
+    """How to call one route's endpoint without FastAPI (read from its ``dependant``)."""
+
+    route: APIRoute
+    endpoint: Callable[..., Awaitable[Response]]
+    permission: Permission
+    path_params: tuple[str, ...]
+    #: The body parameter's name and model, if the route takes a body.
+    body: tuple[str, type[BaseModel]] | None
+    #: ``cursor`` and ``limit`` with their defaults, if the route pages.
+    query: dict[str, Any]
+    request_param: str
+
+
+_NOT_HOT: Final = object()  # FastAPI's route did not have the shape: it stays FastAPI's
+
+
+def _exact_id(field: Any) -> bool:
+    metadata = field.field_info.metadata
+    return (
+        field.field_info.annotation is str
+        and len(metadata) == 1
+        and isinstance(metadata[0], AfterValidator)
+        and metadata[0].func is exact_segment
+    )
+
+
+def _page_query(field: Any) -> bool:
+    info = field.field_info
+    if field.name == "cursor":
+        return info.annotation is str and not info.metadata and isinstance(info.default, str)
+    if field.name == "limit":
+        return (
+            info.annotation is int
+            and len(info.metadata) == 1
+            and isinstance(info.metadata[0], Ge)
+            and info.metadata[0].ge == 1
+            and isinstance(info.default, int)
+        )
+    return False
+
+
+def _plan_of(route: Any) -> _Plan | None:
+    """The plan of a route FastAPI served, or ``None`` unless its shape is the known one:
+    exact-ID path parameters, at most one body model, at most ``cursor`` and ``limit``, the
+    ``Request``, one permission dependency, and an endpoint that returns a ``Response``."""
+    if not isinstance(route, APIRoute):
+        return None
+    dependant = route.dependant
+    permissions = [getattr(d.call, "permission", None) for d in dependant.dependencies]
+    if (
+        dependant.header_params
+        or dependant.cookie_params
+        or dependant.request_param_name is None
+        or dependant.websocket_param_name is not None
+        or dependant.http_connection_param_name is not None
+        or dependant.response_param_name is not None
+        or dependant.background_tasks_param_name is not None
+        or dependant.security_scopes_param_name is not None
+        or len(permissions) != 1
+        or not isinstance(permissions[0], Permission)
+        or len(dependant.body_params) > 1
+        or not all(_exact_id(field) for field in dependant.path_params)
+        or not all(_page_query(field) for field in dependant.query_params)
+        or dependant.call is None
+    ):
+        return None
+    hints = typing.get_type_hints(dependant.call)
+    if hints.get("return") is not Response:
+        return None
+    body = None
+    if dependant.body_params:
+        (field,) = dependant.body_params
+        model = field.field_info.annotation
+        embedded = getattr(field.field_info, "embed", None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or embedded:
+            return None
+        body = (field.name, model)
+    return _Plan(
+        route=route,
+        endpoint=dependant.call,
+        permission=permissions[0],
+        path_params=tuple(field.name for field in dependant.path_params),
+        body=body,
+        query={field.name: field.field_info.default for field in dependant.query_params},
+        request_param=dependant.request_param_name,
+    )
 
 
 @dataclass
 class _Hot:
     method: str
-    path: re.Pattern[str]
+    pattern: re.Pattern[str]
     operation_id: str
-    permission: Permission
-    handler: Handler
-    reads_body: bool
-    #: The route FastAPI served this operation with, once it has served one: the hot
-    #: route answers only from then on, labelled as FastAPI labels it (metrics, access
-    #: line), and never if FastAPI's route for the path is another operation.
-    route: Any = None
+    #: ``None`` until FastAPI has served one request of the operation, then its plan (or
+    #: ``_NOT_HOT``).
+    plan: Any = None
 
 
 def _is_json(scope: Scope) -> bool:
@@ -77,108 +192,6 @@ def _is_json(scope: Scope) -> bool:
     return False
 
 
-def _services(request: Request) -> tuple[Any, Offload]:
-    state = request.app.state
-    return state.store, state.offload
-
-
-def _json_body(body: bytes) -> Any:
-    """The body as FastAPI reads it (``json.loads``), or ``None`` when it is not JSON."""
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
-async def _append(request: Request, run_id: str, body: bytes) -> Response | None:
-    parsed = _json_body(body)
-    if parsed is None:
-        return None
-    try:
-        model = AppendRecordRequest.model_validate(parsed)
-    except ValidationError:
-        return None
-    if model.record.run_id != run_id:
-        return None
-    store, offload = _services(request)
-    return respond_append_result(await offload(store.append_run_record, model.record.contract()))
-
-
-async def _append_batch(request: Request, run_id: str, body: bytes) -> Response | None:
-    parsed = _json_body(body)
-    if parsed is None:
-        return None
-    try:
-        model = AppendRecordsRequest.model_validate(parsed)
-    except ValidationError:
-        return None
-    store, offload = _services(request)
-    records = [item.contract() for item in model.records]
-    return respond_append_results(await offload(store.append_run_records, run_id, records))
-
-
-def _query(request: Request) -> dict[str, str]:
-    # FastAPI reads a scalar query parameter as the last of its values.
-    return dict(request.query_params)
-
-
-async def _page(request: Request, run_id: str, _body: bytes) -> Response | None:
-    query = _query(request)
-    limit_text = query.get("limit")
-    if limit_text is None:
-        limit = 100
-    elif _PLAIN_LIMIT.fullmatch(limit_text):
-        limit = int(limit_text)
-    else:
-        return None
-    store, offload = _services(request)
-    page = await offload(store.list_run_records, run_id, query.get("cursor", ""), limit)
-    return respond_record_page(page)
-
-
-def _table() -> list[_Hot]:
-    def hot(
-        method: str,
-        path: str,
-        operation_id: str,
-        permission: Permission,
-        handler: Handler,
-        *,
-        reads_body: bool,
-    ) -> _Hot:
-        pattern, _, _ = compile_path(path)
-        return _Hot(method, pattern, operation_id, permission, handler, reads_body)
-
-    return [
-        hot(
-            "POST",
-            "/v1/runs/{run_id}/records",
-            "append-run-record",
-            Permission.WRITE,
-            _append,
-            reads_body=True,
-        ),
-        hot(
-            "POST",
-            "/v1/runs/{run_id}/records/batch",
-            "append-run-records",
-            Permission.WRITE,
-            _append_batch,
-            reads_body=True,
-        ),
-        hot(
-            "GET",
-            "/v1/runs/{run_id}/records",
-            "list-run-records",
-            Permission.READ,
-            _page,
-            reads_body=False,
-        ),
-    ]
-
-
 def _bearer_token(request: Request) -> str | None:
     """The token as the routes' ``HTTPBearer`` scheme reads it."""
     header = request.headers.get("authorization")
@@ -188,21 +201,47 @@ def _bearer_token(request: Request) -> str | None:
     return credentials
 
 
+def _page_arguments(request: Request, defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """``cursor`` and ``limit`` as FastAPI reads them (the last of repeated values), or
+    ``None`` when a value is one FastAPI might read otherwise or refuse."""
+    given = dict(request.query_params)
+    arguments = dict(defaults)
+    if "cursor" in defaults and "cursor" in given:
+        arguments["cursor"] = given["cursor"]
+    if "limit" in defaults and "limit" in given:
+        if not _PLAIN_LIMIT.fullmatch(given["limit"]):
+            return None
+        arguments["limit"] = int(given["limit"])
+    return arguments
+
+
+def _body_argument(body: bytes, model: type[BaseModel]) -> BaseModel | None:
+    """The body as FastAPI reads it (``json.loads``, then the model), or ``None``."""
+    if not body:
+        return None
+    try:
+        return model.model_validate(json.loads(body))
+    except (ValueError, ValidationError):  # JSONDecodeError is a ValueError
+        return None
+
+
 class HotRoutes:
     """Pure ASGI, innermost: the hot operations answered here when surely common."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._hot = _table()
+        self._hot = [
+            _Hot(method, compile_path(path)[0], operation_id) for method, path, operation_id in HOT
+        ]
 
-    def _match(self, scope: Scope) -> tuple[_Hot, str] | None:
+    def _match(self, scope: Scope) -> tuple[_Hot, re.Match[str]] | None:
         method = scope["method"]
         path = scope["path"]
         for hot in self._hot:
             if hot.method == method:
-                found = hot.path.match(path)
+                found = hot.pattern.match(path)
                 if found is not None:
-                    return hot, exact_segment(found.group("run_id"))
+                    return hot, found
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -212,16 +251,20 @@ class HotRoutes:
         if matched is None:
             await self.app(scope, receive, send)
             return
-        hot, run_id = matched
-        if hot.route is None:  # FastAPI serves the first one; its route is learnt
+        hot, found = matched
+        if hot.plan is None:  # FastAPI serves the first one; its route is learnt
             await self.app(scope, receive, send)
             route = scope.get("route")
             if getattr(route, "operation_id", None) == hot.operation_id:
-                hot.route = route
+                hot.plan = _plan_of(route) or _NOT_HOT
             return
+        if hot.plan is _NOT_HOT:
+            await self.app(scope, receive, send)
+            return
+        plan: _Plan = hot.plan
         read: list[Message] = []
         body = b""
-        if hot.reads_body:
+        if plan.body is not None:
             if not _is_json(scope) or body_too_deep(HTTPConnection(scope)):
                 await self.app(scope, receive, send)
                 return
@@ -229,12 +272,8 @@ class HotRoutes:
             if not complete:
                 await self.app(scope, _replaying(read, receive), send)
                 return
-        # As the router does: the metrics and the access line label the request by route.
-        scope["route"] = hot.route
-        scope["endpoint"] = hot.route.endpoint
-        scope["path_params"] = {"run_id": run_id}
         request = Request(scope, receive)
-        response = await self._answer(request, hot, run_id, body)
+        response = await self._answer(request, plan, found, body)
         if response is None:
             await self.app(scope, _replaying(read, receive), send)
             return
@@ -242,19 +281,54 @@ class HotRoutes:
         await response(scope, receive, send)
 
     async def _answer(
-        self, request: Request, hot: _Hot, run_id: str, body: bytes
+        self, request: Request, plan: _Plan, found: re.Match[str], body: bytes
     ) -> Response | None:
+        """The endpoint's response, or ``None`` (before it ran) when FastAPI must answer."""
+        arguments: dict[str, Any] = {name: exact_segment(found[name]) for name in plan.path_params}
+        if plan.query:
+            page = _page_arguments(request, plan.query)
+            if page is None:
+                return None
+            arguments.update(page)
+        if plan.body is not None:
+            name, model = plan.body
+            parsed = _body_argument(body, model)
+            if parsed is None:
+                return None
+            arguments[name] = parsed
+        arguments[plan.request_param] = request
         auth: AuthMode = request.app.state.auth
         if auth.required:
             offload: Offload = request.app.state.offload
             try:
-                await offload(check_permission, request, _bearer_token(request), hot.permission)
+                await offload(check_permission, request, _bearer_token(request), plan.permission)
             except StoreError:  # refused, or the database unreachable: FastAPI says so
                 return None
+        # As the router does: the metrics and the access line label the request by route.
+        request.scope["route"] = plan.route
+        request.scope["endpoint"] = plan.endpoint
+        request.scope["path_params"] = dict(found.groupdict())
         try:
-            return await hot.handler(request, run_id, body)
+            return await plan.endpoint(**arguments)
         except StoreError as exc:
             return store_error_response(request, exc)
+        except Exception as exc:  # as Starlette does: the app's handler for it, if any
+            handler = _handler_for(request, exc)
+            if handler is None:
+                raise
+            answer = handler(request, exc)
+            response: Response = await answer if inspect.isawaitable(answer) else answer
+            return response
+
+
+def _handler_for(request: Request, exc: Exception) -> Callable[..., Any] | None:
+    handlers: dict[Any, Callable[..., Any]] = request.app.exception_handlers
+    if isinstance(exc, HTTPException) and exc.status_code in handlers:
+        return handlers[exc.status_code]
+    for cls in type(exc).__mro__:
+        if cls in handlers:
+            return handlers[cls]
+    return None
 
 
 async def _read_body(receive: Receive, read: list[Message]) -> tuple[bytes, bool]:
