@@ -48,6 +48,9 @@ SERIAL_TESTS = (
     "tests/observability/test_serve.py",
     "tests/console/test_console_browser.py",
     "tests/delivery/test_webhooks_live.py",
+    # Mostly waiting too: clusters made and stopped, a big import's slices.
+    "tests/replicas/test_routing.py",
+    "tests/lifecycle/test_import_slices.py",
 )
 
 
@@ -95,7 +98,6 @@ LONG_MODULES_FIRST = (
     "tests/security/test_bounded_cost.py",
     "tests/test_cli_errors.py",
     "tests/console/test_console_shell_browser.py",
-    "tests/replicas/test_routing.py",
     "tests/security/test_auth_mode.py",
     "tests/console/test_console_webhooks_browser.py",
     "tests/console/test_console_lists_browser.py",

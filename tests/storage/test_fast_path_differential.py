@@ -49,7 +49,7 @@ from tests.contract.builders import (
 )
 
 #: Sequences per CI run (``RUNTIME_STORE_DIFFERENTIAL_EXAMPLES`` raises it for a long hunt).
-EXAMPLES = int(os.environ.get("RUNTIME_STORE_DIFFERENTIAL_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("RUNTIME_STORE_DIFFERENTIAL_EXAMPLES", "150"))
 
 SESSIONS = st.sampled_from(["s1", "s2"])
 RUNS = st.sampled_from(["r1", "r1", "r2", "r3", "r4"])
