@@ -53,7 +53,9 @@ class Poller:
                 except sqlite3.Error as exc:
                     log.warning("live-tail poll failed (%s); retrying", exc)
                     changes = None
-                    poller.close()
+                    # On the poll's thread: the connection belongs to it (closing it here
+                    # raised, and the poll task died with it).
+                    await loop.run_in_executor(executor, poller.close)
                     poller = _DataVersion(database)
                 if isinstance(changes, set):
                     hub.wake(changes)
