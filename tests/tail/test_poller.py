@@ -11,6 +11,11 @@ from app.storage.wakeups.poller import Poller
 
 
 class Woken:
+    """A hub of one subscriber that notes what woke it."""
+
+    streams = 1
+    idle_since = 0.0
+
     def __init__(self) -> None:
         self.changes: list[tuple[str, str]] = []
         self.everyone = 0
