@@ -272,7 +272,8 @@ class HotRoutes:
             if not complete:
                 await self.app(scope, _replaying(read, receive), send)
                 return
-        request = Request(scope, receive)
+        # The body already read stays readable: an endpoint that reads it gets it again.
+        request = Request(scope, _replaying(read, receive))
         response = await self._answer(request, plan, found, body)
         if response is None:
             await self.app(scope, _replaying(read, receive), send)
