@@ -8,7 +8,7 @@ directly: with the path parameters its types would give it (``exact_segment``), 
 parsed (``json.loads``) and validated by the route's own request model, the page's
 ``cursor`` and ``limit``, and the ``Request``; after the route's own permission check.
 The endpoint is unchanged (its checks, its store call, its rendering), and a ``StoreError``
-it raises becomes the same problem FastAPI's handler makes of it.
+it raises goes to the same handler FastAPI's would.
 
 It only answers what it is sure of. A request that is not exactly the common case (any
 content type but ``application/json``, a body that does not parse or validate, a token
@@ -50,7 +50,6 @@ from .auth import AuthMode, check_permission
 from .body_depth import body_too_deep
 from .exact_path import exact_segment
 from .offload import Offload
-from .problems import store_error_response
 
 #: The operations answered here: (method, path template, operation ID). No other route of
 #: the same method matches a request one of these patterns matches, so the pattern alone
@@ -311,9 +310,8 @@ class HotRoutes:
         request.scope["path_params"] = dict(found.groupdict())
         try:
             return await plan.endpoint(**arguments)
-        except StoreError as exc:
-            return store_error_response(request, exc)
-        except Exception as exc:  # as Starlette does: the app's handler for it, if any
+        except Exception as exc:  # as Starlette does: the app's handler (a StoreError's
+            # problem, …), if any
             handler = _handler_for(request, exc)
             if handler is None:
                 raise

@@ -155,8 +155,7 @@ def _encodable(value: Any) -> Any:
     return value
 
 
-def store_error_response(request: Request, exc: Exception) -> JSONResponse:
-    """The problem answering a contract error (``StoreError``)."""
+def _store_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StoreError)
     extra: dict[str, Any] = {}
     if isinstance(exc, InvalidTranscriptError) and exc.violations:
@@ -188,10 +187,10 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     refused = refuse_unauthorized(request)
     if refused is not None:
-        return store_error_response(request, refused)
+        return _store_error(request, refused)
     unsupported = _unsupported_media_type(request)
     if unsupported is not None:
-        return store_error_response(request, unsupported)
+        return _store_error(request, unsupported)
     if body_too_deep(request):
         return problem_response(
             request, code=InvalidArgumentError.default_code, detail=too_deep_detail()
@@ -250,7 +249,7 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
         # FastAPI's "error parsing the body" (e.g. not UTF-8): a validation error like any.
         refused = refuse_unauthorized(request)
         if refused is not None:
-            return store_error_response(request, refused)
+            return _store_error(request, refused)
         detail = f"invalid request body: {exc.detail}"
         if isinstance(exc.__cause__, RecursionError):  # a body the depth scan did not see
             detail = too_deep_detail()
@@ -337,6 +336,6 @@ class UnexpectedErrors:
 def install_problem_handlers(app: FastAPI) -> None:
     """The handlers that answer every error with a problem (a body too deep for
     ``BodyDepthLimit`` included: ``_validation_error`` answers its refusal)."""
-    app.add_exception_handler(StoreError, store_error_response)
+    app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
