@@ -47,7 +47,8 @@ CPU_COLUMNS = (("load", "client/load"), ("service-postgres", "service"), ("postg
 
 
 OPERATIONS = (APPEND, BATCH, PAGE)
-BACKENDS = ("sqlstore/postgres", "http/postgres")
+IN_PROCESS, HTTP = "sqlstore/postgres", "http/postgres"
+BACKENDS = (IN_PROCESS, HTTP)
 
 
 def configure(config: Config, *, quick: bool) -> Config:
@@ -67,14 +68,23 @@ def _cpu(row: Row) -> list[str]:
     return [f"{used[key]:.2f}" if key in used else "-" for key, _ in CPU_COLUMNS]
 
 
+def _to_in_process(row: Row, in_process: Row | None) -> str:
+    """An HTTP cell's calls per second over the same cell's in ``SqlStore``: what the
+    HTTP path keeps of the in-process store, whatever floor the ratios are taken to."""
+    if in_process is None or not in_process.ops_per_s:
+        return "-"
+    return f"{row.ops_per_s / in_process.ops_per_s:.2f}"
+
+
 def table(rows: Sequence[Row]) -> str:
     """The side-by-side rows as a markdown table (the floor ratio of a floor row is 1)."""
     found = {(row.operation, row.backend, row.workers): row for row in rows}
     levels = sorted({row.workers for row in rows})
     cpu_header = " | ".join(f"CPU ms/call {name}" for _, name in CPU_COLUMNS)
     lines = [
-        f"| case | workers | calls/s | p50 ms | ratio to the raw floor | {cpu_header} |",
-        "| --- | --: | --: | --: | --: |" + " --: |" * len(CPU_COLUMNS),
+        f"| case | workers | calls/s | p50 ms | ratio to the raw floor | ratio to `SqlStore` "
+        f"| {cpu_header} |",
+        "| --- | --: | --: | --: | --: | --: |" + " --: |" * len(CPU_COLUMNS),
     ]
     for case in CASES:
         for workers in levels:
@@ -82,12 +92,14 @@ def table(rows: Sequence[Row]) -> str:
             if row is None:
                 continue
             ratio = 1.0 if case.backend == floor.BACKEND else row.floor_ratio
+            in_process = found.get((case.operation, IN_PROCESS, workers))
             cells = [
                 case.label,
                 str(workers),
                 number(row.ops_per_s),
                 f"{row.p50_ms:.2f}",
                 "-" if ratio is None else f"{ratio:.2f}",
+                _to_in_process(row, in_process) if case.backend == HTTP else "-",
                 *_cpu(row),
             ]
             lines.append("| " + " | ".join(cells) + " |")

@@ -29,6 +29,7 @@ def test_side_by_side_measures_only_its_cells_and_quick_shortens_them() -> None:
 def test_the_table_gives_each_case_its_floor_ratio_and_cpu_per_process() -> None:
     rows = [
         row(floor.INSERT, floor.BACKEND, 16, 2000.0),
+        row(side_by_side.APPEND, "sqlstore/postgres", 16, 1600.0),
         row(side_by_side.APPEND, "http/postgres", 16, 500.0),
         row(side_by_side.BATCH, "http/postgres", 16, 250.0),
     ]
@@ -38,6 +39,9 @@ def test_the_table_gives_each_case_its_floor_ratio_and_cpu_per_process() -> None
     assert lines[2].startswith("| raw floor: one-row INSERT")
     assert "| 1.00 |" in lines[2]
     append = next(line for line in lines if line.startswith("| HTTP append"))
-    assert append.split(" | ")[4:] == ["0.25", "0.50", "1.25", "0.30 |"]
+    # The floor ratio, the ratio to SqlStore's cell, then the CPU of each process.
+    assert append.split(" | ")[4:] == ["0.25", "0.31", "0.50", "1.25", "0.30 |"]
+    in_process = next(line for line in lines if line.startswith("| `SqlStore` append"))
+    assert in_process.split(" | ")[4:6] == ["0.80", "-"]
     batch = next(line for line in lines if line.startswith("| HTTP batch"))
-    assert batch.split(" | ")[4] == "2.00"  # records per second: 16 a call
+    assert batch.split(" | ")[4:6] == ["2.00", "-"]  # records per second: 16 a call
