@@ -1,5 +1,6 @@
 """Issue 19, item 1: a database the command cannot use is one line and exit 2, never a
-traceback. Each case runs the real ``runtime-store`` command in a subprocess."""
+traceback. Those cases run the real ``runtime-store`` command in a subprocess (its ``main``
+makes the line); the commands' own refusals run in this process."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from app.cli import cli
 from tests.conftest import free_port
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
@@ -67,6 +71,23 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _run_here(*args: str, env: dict[str, str] | None = None) -> Done:
+    """The command in this process (``CliRunner``: a second of imports saved per call),
+    for refusals the command makes itself rather than ``main``."""
+    result = CliRunner().invoke(cli, list(args), env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    return Done(result.exit_code, result.stdout, result.stderr)
+
+
 def test_db_check_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> None:
     missing = tmp_path / "none.db"
     done = _run("db", "check", "--database-url", f"sqlite:///{missing}")
@@ -97,15 +118,17 @@ def test_revoking_an_unknown_or_revoked_token_is_an_error(tmp_path: Path) -> Non
         "RUNTIME_STORE_DATABASE_URL": f"sqlite:///{tmp_path / 'tokens.db'}",
         "RUNTIME_STORE_TOKEN_KEY": "k" * 32,
     }
-    assert _run("db", "upgrade", env=env).returncode == 0
-    assert _run("tokens", "create", "--name", "ops", "--role", "admin", env=env).returncode == 0
-    first = _run("tokens", "revoke", "ops", env=env)
+    assert _run_here("db", "upgrade", env=env).returncode == 0
+    assert (
+        _run_here("tokens", "create", "--name", "ops", "--role", "admin", env=env).returncode == 0
+    )
+    first = _run_here("tokens", "revoke", "ops", env=env)
     assert (first.returncode, first.stdout.strip()) == (0, "revoked ops")
     assert first.stderr.strip() == f"database: sqlite:///{tmp_path / 'tokens.db'}"
-    again = _run("tokens", "revoke", "ops", env=env)
+    again = _run_here("tokens", "revoke", "ops", env=env)
     assert again.returncode == 1
     assert "already revoked" in again.stderr
-    unknown = _run("tokens", "revoke", "nobody", env=env)
+    unknown = _run_here("tokens", "revoke", "nobody", env=env)
     assert unknown.returncode == 1
     assert "no token named 'nobody'" in unknown.stderr
 
@@ -115,10 +138,10 @@ def test_tokens_take_a_database_url_and_list_times_as_the_api_writes_them(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'tokens.db'}"
     env = {"RUNTIME_STORE_TOKEN_KEY": "k" * 32, "RUNTIME_STORE_DATABASE_URL": "sqlite://"}
-    assert _run("db", "upgrade", "--database-url", url).returncode == 0
-    created = _run("tokens", "create", "--name", "ci", "--database-url", url, env=env)
+    assert _run_here("db", "upgrade", "--database-url", url).returncode == 0
+    created = _run_here("tokens", "create", "--name", "ci", "--database-url", url, env=env)
     assert created.returncode == 0, created.stderr
-    listed = _run("tokens", "list", "--database-url", url, env=env)
+    listed = _run_here("tokens", "list", "--database-url", url, env=env)
     assert listed.returncode == 0, listed.stderr
     name, role, created_at, state = listed.stdout.strip().split("\t")
     assert (name, role, state) == ("ci", "worker", "active")

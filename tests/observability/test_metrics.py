@@ -51,8 +51,26 @@ def _url(engine: Engine) -> str:
     return engine.url.render_as_string(hide_password=False)
 
 
+IN_USE, OVERFLOW = "runtime_store_db_pool_in_use", "runtime_store_db_pool_overflow"
+
+
+def _scrape_when_in_use(http: TestClient, in_use: int) -> Samples:
+    """A scrape whose in-use gauge reads ``in_use``, waiting out a moment when a background
+    thread (SQLite's import sweep) holds a connection of its own; the last scrape if none
+    does within two seconds."""
+    samples = scrape(http)
+    for _ in range(100):
+        if samples.get(IN_USE) == in_use:
+            break
+        time.sleep(0.02)
+        samples = scrape(http)
+    return samples
+
+
 def test_metrics_count_requests_record_outcomes_and_problems_by_operation(engine: Engine) -> None:
-    with client_for(_url(engine)) as http:
+    # No webhook dispatcher: its polls would hold a connection of their own at a scrape.
+    app = create_app(Settings(database_url=_url(engine), webhook_dispatch=False))
+    with TestClient(app, raise_server_exceptions=False) as http:
         session_id = create_session(http)
         run = start_root(http, session_id)
         before = scrape(http)
@@ -66,6 +84,8 @@ def test_metrics_count_requests_record_outcomes_and_problems_by_operation(engine
         ok(http.post(f"{path}/batch", json=batch))
         assert http.get("/v1/runs/no-such-run").status_code == 404
         after = scrape(http)
+        # Every request gave its connection back (a background sweep may hold one briefly).
+        settled = _scrape_when_in_use(http, 0)
 
     moved = after.minus(before)
     expected = [
@@ -91,7 +111,7 @@ def test_metrics_count_requests_record_outcomes_and_problems_by_operation(engine
     assert not [key for key in moved if key[0] in (REQUESTS, OUTCOMES, LATENCY_COUNT)], moved
     writes = ("runtime_store_db_transaction_duration_seconds_count", frozenset({("mode", "write")}))
     assert moved[writes] >= 6
-    assert after.get("runtime_store_db_pool_in_use") == 0
+    assert settled.get(IN_USE) == 0
 
 
 def test_a_path_no_route_serves_is_counted_under_one_fixed_label(engine: Engine) -> None:
@@ -106,22 +126,6 @@ def test_a_path_no_route_serves_is_counted_under_one_fixed_label(engine: Engine)
     assert secret_looking not in text
     operations = Samples.parse(text).label_values("operation")
     assert all(operation == "other" or "/" not in operation for operation in operations)
-
-
-IN_USE, OVERFLOW = "runtime_store_db_pool_in_use", "runtime_store_db_pool_overflow"
-
-
-def _scrape_when_in_use(http: TestClient, in_use: int) -> Samples:
-    """A scrape whose in-use gauge reads ``in_use``, waiting out a moment when a background
-    thread (SQLite's import sweep) holds a connection of its own; the last scrape if none
-    does within two seconds."""
-    samples = scrape(http)
-    for _ in range(100):
-        if samples.get(IN_USE) == in_use:
-            break
-        time.sleep(0.02)
-        samples = scrape(http)
-    return samples
 
 
 def test_pool_gauges_follow_checkouts_beyond_the_pool_size(sqlite_url: str) -> None:

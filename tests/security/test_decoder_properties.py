@@ -31,8 +31,11 @@ from app.domain.payloads import (
 )
 from runtime_store_client import InvalidArgumentError
 
+#: Hypothesis' default count: the examples differ from run to run, so the runs add up; 200
+#: per property cost the suite more CPU than most modules (docs/performance.md, "The
+#: suite's CPU").
 PROPERTY_SETTINGS: Final = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 Draw = Callable[[st.SearchStrategy[Any]], Any]
