@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine, make_url
 from app.storage import SqlStore, create_engine, upgrade_schema
 from app.storage.schema import metadata, service_keys
 from runtime_store_client import HttpStore
-from tests.contract.builders import Backend
+from tests.contract.builders import Backend, observed_in_process
 from tests.replicas.cluster import StreamingPair, server_binaries, start_pair
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -238,14 +238,19 @@ def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
     ``SqlStore`` on PostgreSQL with its SQL fast path off (``RUNTIME_STORE_PG_FAST_PATH=off``:
     every write on the Python path); ``http-*`` is the real ``HttpStore`` talking to a live
     ``runtime-store serve`` on that database; ``http-postgres-replica`` a live service on a
-    PostgreSQL primary with a hot standby serving reads (the read modules only).
+    PostgreSQL primary with a hot standby serving reads (the read modules only). Through a
+    service, ``observe`` (did a refused write change nothing?) reads the database in process.
     """
     if request.param == _REPLICA_BACKEND:
         pair: StreamingPair = request.getfixturevalue("streaming_pair")
         wipe(request.getfixturevalue("replica_primary_engine"))
         pair.catch_up()
         replicated: LiveServer = request.getfixturevalue("replica_server")
-        with HttpStore(replicated.base_url) as http_store:
+        primary = SqlStore(request.getfixturevalue("replica_primary_engine"))
+        with (
+            HttpStore(replicated.base_url) as http_store,
+            observed_in_process(http_store, primary),
+        ):
             yield http_store
         return
     database = request.param.removeprefix("http-").removesuffix("-observed").removesuffix("-python")
@@ -263,7 +268,10 @@ def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
         yield SqlStore(engine)
         return
     server: LiveServer = request.getfixturevalue(f"{database}_server")
-    with HttpStore(server.base_url) as http_store:
+    with (
+        HttpStore(server.base_url) as http_store,
+        observed_in_process(http_store, SqlStore(engine)),
+    ):
         yield http_store
 
 
