@@ -317,9 +317,9 @@ class Worker:
 
     # --- the load ---
 
-    def run(self, stop_at: float, max_episodes: int) -> None:
+    def run(self, over: Callable[[], bool], max_episodes: int) -> None:
         for episode in range(max_episodes):
-            if time.monotonic() >= stop_at:
+            if over():
                 return
             self.episode(episode)
 
@@ -521,7 +521,8 @@ class Worker:
 class LoadShape:
     """How much load runs and how patient its clients are.
 
-    ``workers`` threads each stop after ``duration`` seconds or ``max_episodes`` episodes;
+    ``workers`` threads each stop after ``duration`` seconds or ``max_episodes`` episodes
+    (past ``duration`` while a disruption still owes its minimum, see ``run_load``);
     ``lossy``: a first write may come back as an exact retry (see ``Worker``); ``retries``
     and ``deadline`` are the clients' retry budget.
     """
@@ -567,12 +568,16 @@ def run_load(
     seed: int,
     shape: LoadShape = DEFAULT_SHAPE,
     disrupt: Callable[[threading.Event], None] | None = None,
+    disrupted: threading.Event | None = None,
 ) -> LoadResult:
     """Run the load for ``shape.duration`` seconds (each worker also stops at
     ``shape.max_episodes``).
 
     ``disrupt`` runs in its own thread with an event set when the workers are done; the
     host and the reader stop after the workers, so the reader's last read sees everything.
+    When ``disrupted`` is given, the workers go on past ``duration`` until it is set (by
+    ``disrupt``, once it has done the least a test needs) or another ``duration`` has
+    passed: on a slow machine each disruption takes longer, and the load waits for it.
     """
     started = time.monotonic()
     ledger, traffic = Ledger(), Traffic()
@@ -603,7 +608,7 @@ def run_load(
             for index in range(shape.workers)
         ],
     )
-    run_threads(crew, shape, disrupt, ledger, started)
+    run_threads(crew, shape, disrupt, disrupted, ledger, started)
     for part in crew.ledgers():
         ledger.merge(part)
     ledger.operations += 1  # the reader session's creation
@@ -618,6 +623,7 @@ def run_threads(
     crew: Crew,
     shape: LoadShape,
     disrupt: Callable[[threading.Event], None] | None,
+    disrupted: threading.Event | None,
     ledger: Ledger,
     started: float,
 ) -> None:
@@ -625,6 +631,14 @@ def run_threads(
     rest; a thread still alive past its bound is a problem of ``ledger``."""
     workers_done, background_done = threading.Event(), threading.Event()
     stop_at = time.monotonic() + shape.duration
+    latest = stop_at + shape.duration
+
+    def over() -> bool:
+        now = time.monotonic()
+        if now < stop_at:
+            return False
+        return disrupted is None or disrupted.is_set() or now >= latest
+
     host, reader = crew.host, crew.reader
     background = [
         threading.Thread(target=guarded(ledger, "host", lambda: host.run(background_done))),
@@ -636,13 +650,13 @@ def run_threads(
         )
     threads = [
         threading.Thread(
-            target=guarded(ledger, worker.name, partial(worker.run, stop_at, shape.max_episodes))
+            target=guarded(ledger, worker.name, partial(worker.run, over, shape.max_episodes))
         )
         for worker in crew.workers
     ]
     for thread in [*background, *threads]:
         thread.start()
-    limit = shape.duration + shape.deadline + 60
+    limit = 2 * shape.duration + shape.deadline + 60
     for thread in threads:
         thread.join(timeout=max(1.0, started + limit - time.monotonic()))
     workers_done.set()

@@ -97,8 +97,11 @@ def outage(database: Database, cluster: Sequence[Replica], seen: Disruptions, ho
 
 
 def disruptor(
-    database: Database, cluster: Sequence[Replica], seen: Disruptions
+    database: Database, cluster: Sequence[Replica], seen: Disruptions, finished: Event
 ) -> Callable[[Event], None]:
+    """Runs ``SCHEDULE``, then sets ``finished``; the load waits for it (on a slow machine
+    an outage's recovery can take longer than the schedule allows for)."""
+
     def disrupt(done: Event) -> None:
         started = time.monotonic()
         for at, action, hold in SCHEDULE:
@@ -108,6 +111,7 @@ def disruptor(
                 outage(database, cluster, seen, hold)
             else:
                 terminate(database, seen)
+        finished.set()
 
     return disrupt
 
@@ -116,6 +120,7 @@ def test_cut_database_connections_answer_503_then_recover_and_retries_complete_e
     database: Database, tmp_path: Path
 ) -> None:
     seen = Disruptions()
+    finished = Event()
     with (
         service_role(database) as (user, password),
         replicas(database.url_for(user, password), tmp_path) as cluster,
@@ -125,7 +130,8 @@ def test_cut_database_connections_answer_503_then_recover_and_retries_complete_e
             cluster,
             seed=SEED,
             shape=LoadShape(workers=8, duration=18.0, lossy=True, retries=100, deadline=90.0),
-            disrupt=disruptor(database, cluster, seen),
+            disrupt=disruptor(database, cluster, seen, finished),
+            disrupted=finished,
         )
         assert [replica.pid for replica in cluster] == pids
         assert all(replica.alive() and replica.ready() == 200 for replica in cluster)
