@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bench import append_cost, start_paths
+from bench import append_cost, client_cost, start_paths
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
@@ -214,3 +214,14 @@ def _bench_databases(server: str) -> set[str]:
             return {row[0] for row in rows}
     finally:
         engine.dispose()
+
+
+def test_client_cost_measures_both_clients_in_every_round() -> None:
+    """``python -m bench.client_cost`` times every call kind with the shipped client and a
+    plain httpx client, in every round (no server: the client's own CPU)."""
+    figures = client_cost.main(["--calls", "50", "--rounds", "2"])
+
+    assert set(figures) == {
+        (kind, client) for kind in client_cost.KINDS for client in ("lean", "plain")
+    }
+    assert all(len(values) == 2 and min(values) > 0 for values in figures.values())

@@ -29,6 +29,7 @@ from ..types import (
 from . import _operations as ops
 from . import _transfer, _webhooks
 from ._call import Call, Operation
+from ._lean import LeanAsyncClient, LeanClient
 from ._positions import Positions
 from ._problems import problem_error
 from ._requests import path_id, session_path_id
@@ -55,8 +56,9 @@ def make_client(
     *,
     asynchronous: bool = False,
 ) -> Client | AuthenticatedClient:
-    """The generated client, raising contract errors from an httpx response hook and
-    keeping the positions of writes for later reads (``_positions``)."""
+    """The generated client over a lean httpx client (``_lean``), raising contract errors
+    from an httpx response hook and keeping the positions of writes for later reads
+    (``_positions``)."""
     args = with_default_tls(dict(httpx_args or {}))
     hooks = dict(args.pop("event_hooks", {}))
     on_request: Any = positions.on_request_async if asynchronous else positions.on_request
@@ -65,16 +67,23 @@ def make_client(
     hooks["request"] = [on_request, *hooks.get("request", [])]
     # Positions first: a write's answer carries one even when the hook raises for it.
     hooks["response"] = [*hooks.get("response", []), on_response, hook]
-    options: dict[str, Any] = {
-        "verify_ssl": args.pop("verify", True),
+    lean: dict[str, Any] = {
+        **args,
+        "event_hooks": hooks,
         "base_url": base_url.rstrip("/"),
         "timeout": httpx.Timeout(timeout),
-        "httpx_args": {**args, "event_hooks": hooks},
-        "raise_on_unexpected_status": False,
+        "verify": args.get("verify", True),
+        "follow_redirects": False,
+        # As the generated ``AuthenticatedClient`` would set it.
+        "headers": {"Authorization": f"Bearer {token}"} if token else {},
     }
-    if token:
-        return AuthenticatedClient(token=token, **options)
-    return Client(**options)
+    options: dict[str, Any] = {"base_url": lean["base_url"], "raise_on_unexpected_status": False}
+    client = AuthenticatedClient(token=token, **options) if token else Client(**options)
+    if asynchronous:
+        client.set_async_httpx_client(LeanAsyncClient(**lean))
+    else:
+        client.set_httpx_client(LeanClient(**lean))
+    return client
 
 
 class HttpStore:
