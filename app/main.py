@@ -18,18 +18,17 @@ from fastapi_offline import FastAPIOffline
 from .api.auth import AuthMode
 from .api.body_depth import BodyDepthLimit
 from .api.body_limit import IMPORT_ROUTE, BodySizeLimit
-from .api.docs import DocsSecurityHeaders
+from .api.docs import OfflineRedocBundle
 from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
+from .api.front import Front
 from .api.host_check import HostCheck, allowed_names
 from .api.hot_routes import HotRoutes
 from .api.live_tail import SharedReads, TailSettings
-from .api.nosniff import NoSniff
 from .api.offload import CancelOnDisconnect, Offload
 from .api.positions import ReadYourWrites
 from .api.problem_docs import problem_media_types
-from .api.problems import UnexpectedErrors, install_problem_handlers
-from .api.request_id import RequestIdMiddleware
+from .api.problems import install_problem_handlers
 from .api.routes import (
     counts,
     health,
@@ -146,13 +145,13 @@ def _install_middleware(app: FastAPI, settings: Settings, observability: Observa
     app.add_middleware(ExactPath)  # routes on the raw path: %2F stays in its segment
     if settings.read_database_urls:  # positions of writes, routing of reads (14)
         app.add_middleware(ReadYourWrites)
-    app.add_middleware(UnexpectedErrors)
-    app.add_middleware(DocsSecurityHeaders)
+    app.add_middleware(OfflineRedocBundle)
     if settings.token_key is None:  # open: loopback Hosts only (DNS rebinding)
         app.add_middleware(HostCheck, allowed=allowed_names(settings.allowed_hosts))
-    observability.install(app)  # request metrics and the access line; server spans
-    app.add_middleware(RequestIdMiddleware)
-    app.add_middleware(NoSniff)
+    # Outermost: request IDs, metrics and the access line, unexpected errors as problems,
+    # the response headers; one layer, one ``send`` wrapper.
+    app.add_middleware(Front, observer=observability.observer())
+    observability.install(app)  # the build-info metric; server spans
 
 
 def create_app(settings: Settings | None = None, *, tracer_provider: Any = None) -> FastAPI:

@@ -26,7 +26,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.schema import metadata, service_keys
+from app.storage.schema import api_tokens, metadata, service_keys
+from app.storage.tokens import KEY_CHECK_NAME
 from runtime_store_client import HttpStore
 from tests.contract.builders import Backend, observed_in_process
 from tests.replicas.cluster import StreamingPair, server_binaries, start_pair
@@ -213,12 +214,21 @@ def postgres_engine(postgres_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
+def forget_tokens(engine: Engine) -> None:
+    """No token and no token-key check left behind: on a shared database they would keep
+    a later key-less (or differently keyed) server of another module from starting."""
+    with engine.begin() as conn:
+        conn.execute(api_tokens.delete())
+        conn.execute(service_keys.delete().where(service_keys.c.name == KEY_CHECK_NAME))
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
-def engine(request: pytest.FixtureRequest) -> Engine:
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
     """A clean engine on each database backend."""
     eng: Engine = request.getfixturevalue(f"{request.param}_engine")
     wipe(eng)
-    return eng
+    yield eng
+    forget_tokens(eng)
 
 
 @pytest.fixture(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import fastapi_offline
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 DOCS_PATHS = frozenset({"/docs", "/redoc", "/docs/oauth2-redirect"})
 REDOC_BUNDLE = "/docs-assets/redoc.standalone.js"
@@ -43,9 +43,13 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 
 
-class DocsSecurityHeaders:
-    """Pure ASGI middleware adding the docs pages' Content-Security-Policy and serving the
-    offline ReDoc bundle."""
+#: The header ``front.Front`` adds to the docs pages' responses.
+CSP_HEADER = (b"content-security-policy", CONTENT_SECURITY_POLICY.encode())
+
+
+class OfflineRedocBundle:
+    """Pure ASGI middleware serving the offline ReDoc bundle (``offline_redoc_bundle``) in
+    place of fastapi-offline's static copy."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -59,15 +63,4 @@ class DocsSecurityHeaders:
             )
             await response(scope, receive, send)
             return
-        if scope["type"] != "http" or scope["path"] not in DOCS_PATHS:
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_policy(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.append((b"content-security-policy", CONTENT_SECURITY_POLICY.encode()))
-                message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_policy)
+        await self.app(scope, receive, send)

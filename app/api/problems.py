@@ -19,7 +19,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.domain.text import escape_lone_surrogates
 from app.observability.context import note_problem
@@ -300,37 +299,6 @@ def unexpected_problem(request: Request, exc: Exception) -> JSONResponse:
         code=StoreError.default_code,
         detail="internal error; quote the request_id when reporting it",
     )
-
-
-class UnexpectedErrors:
-    """Pure ASGI middleware: an exception no handler took becomes a problem response.
-
-    It sits inside the request-ID middleware, so the 500 carries ``X-Request-ID`` like every
-    other response, and the exception is logged once, here.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, tracking_send)
-        except Exception as exc:
-            if started:
-                raise
-            response = unexpected_problem(Request(scope), exc)
-            await response(scope, receive, send)
 
 
 def install_problem_handlers(app: FastAPI) -> None:

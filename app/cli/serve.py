@@ -285,7 +285,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         "port": port,
         "workers": workers,
         # Every logger through one formatter; uvicorn's access log stays off: the service
-        # writes its own access line (app/observability/middleware.py).
+        # writes its own access line (app/observability/requests.py).
         "log_config": log_config(log_format or default_format(), log_level),
         "log_level": log_level.value,
         "access_log": False,

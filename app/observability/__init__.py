@@ -4,7 +4,7 @@
   prometheus-client's multiprocess mode) and the ``/metrics`` text.
 * ``logs``: the JSON and text formatters and the logging configuration ``serve`` gives
   uvicorn, so that every line of the service has one format and carries its request ID.
-* ``middleware``: request metrics and the access line, a pure ASGI middleware.
+* ``requests``: request metrics and the access line, called by the API's outermost layer.
 * ``context``: what one request in flight has told so far (its ID, its store outcomes).
 * ``pool``: database pool gauges from SQLAlchemy's pool events.
 * ``tracing``: OpenTelemetry, only when the ``OTEL_*`` variables ask for it.

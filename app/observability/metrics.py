@@ -59,7 +59,7 @@ LATENCY_BUCKETS: Final = (
     10.0,
 )
 
-# --- requests (app/observability/middleware.py) --------------------------------------
+# --- requests (app/observability/requests.py) --------------------------------------
 
 REQUESTS: Final = Counter(
     "runtime_store_http_requests",

@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from app.settings import Settings
 
 from .metrics import set_build_info
-from .middleware import ObserveRequests
 from .pool import watch_pool
+from .requests import RequestObserver
 from .tracing import Tracing, tracing_requested
 
 
@@ -35,18 +35,22 @@ class Observability:
             tracing = Tracing.from_environment(version)
         return Observability(settings.metrics, settings.access_log, tracing)
 
+    def observer(self) -> RequestObserver | None:
+        """What counts, times and logs each request (``None``: neither metrics nor the
+        access line); the service's outermost layer calls it (app/api/front.py)."""
+        if not (self.metrics or self.access_log):
+            return None
+        return RequestObserver(
+            metrics=self.metrics,
+            access_log=self.access_log,
+            trace_id=None if self.tracing is None else self.tracing.trace_id,
+        )
+
     def install(self, app: Any) -> None:
-        """The request middleware (add it inside the request-ID middleware) and the server
-        spans (FastAPI's instrumentation wraps the whole stack, whatever the order)."""
+        """The build-info metric and the server spans (FastAPI's instrumentation wraps the
+        whole stack, whatever the order)."""
         if self.metrics:
             set_build_info(app.version)
-        if self.metrics or self.access_log:
-            app.add_middleware(
-                ObserveRequests,
-                metrics=self.metrics,
-                access_log=self.access_log,
-                trace_id=None if self.tracing is None else self.tracing.trace_id,
-            )
         if self.tracing is not None:
             self.tracing.instrument_app(app)
 

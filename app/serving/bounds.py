@@ -89,9 +89,9 @@ async def _refuse_over_capacity(scope: Scope, receive: Receive, send: Send) -> N
 @functools.cache
 def refuse_over_capacity() -> ASGI3Application:
     """The app that answers every request of a connection beyond the cap."""
-    from app.api.request_id import RequestIdMiddleware
+    from app.api.front import Front
 
-    return cast("ASGI3Application", RequestIdMiddleware(_refuse_over_capacity))
+    return cast("ASGI3Application", Front(_refuse_over_capacity))
 
 
 @functools.cache

@@ -1,9 +1,11 @@
-"""Request metrics and the access line: a pure ASGI middleware.
+"""Request metrics and the access line, for the service's outermost layer to call.
 
-It never touches a body, so streamed responses (the live tail's event streams, exports)
-pass through as they are sent. A request is counted, timed and logged once, when the app
-is done with it; an event stream is timed to its first byte, since it stays open for as
-long as its subscriber wants, and counted and logged when it ends.
+``app/api/front.py`` begins an ``Observation`` when a request arrives, tells it when the
+response starts and ends it when the app is done: it never touches a body, so streamed
+responses (the live tail's event streams, exports) pass through as they are sent. A
+request is counted, timed and logged once, at its end; an event stream is timed to its
+first byte, since it stays open for as long as its subscriber wants, and counted and
+logged when it ends.
 
 Labels come from the route that served the request, its operation ID and path template
 (``/v1/runs/{run_id}/records``), never the raw path, so their number is bounded; a request
@@ -17,11 +19,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from contextvars import Token
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from prometheus_client import Counter, Histogram
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Scope
 
 from .context import EXCHANGE, Exchange
 from .metrics import OTHER, OUTCOMES, REQUEST_SECONDS, REQUESTS
@@ -69,58 +72,61 @@ def _is_event_stream(headers: Any) -> bool:
     )
 
 
-class ObserveRequests:
+@dataclass(slots=True)
+class Observation:
+    """One request being observed: when it began, what it told, how its answer started."""
+
+    started: float
+    exchange: Exchange
+    token: Token[Exchange | None]
+    trace_id: str = ""
+    status: int = 0
+    first_byte: float = 0.0
+    streaming: bool = False
+
+    def response_started(self, message: Message) -> None:
+        """The response's ``http.response.start`` message is being sent."""
+        self.status = message["status"]
+        self.first_byte = time.perf_counter()
+        self.streaming = _is_event_stream(message.get("headers"))
+
+
+class RequestObserver:
     """Counts, times and logs every HTTP request (``metrics``, ``access_log``).
 
-    Sits inside the request-ID middleware (the ID is known) and outside the handler of
-    unexpected errors (a 500 is seen as the 500 it is answered with).
+    Its caller begins the observation once the request ID is known and ends it after the
+    handler of unexpected errors (a 500 is seen as the 500 it is answered with).
     """
 
     def __init__(
         self,
-        app: ASGIApp,
         *,
         metrics: bool = True,
         access_log: bool = True,
         trace_id: Callable[[], str] | None = None,
     ) -> None:
-        self.app = app
         self.metrics = metrics
         self.access = logging.getLogger(ACCESS_LOGGER) if access_log else None
         self.trace_id = trace_id
         self._routes: dict[int, RouteLabels] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
+    def begin(self) -> Observation:
+        """A request arrived: its exchange is the one log lines and metrics see."""
         exchange = Exchange()
-        token = EXCHANGE.set(exchange)
-        status = 0
-        first_byte = 0.0
-        streaming = False
+        observation = Observation(time.perf_counter(), exchange, EXCHANGE.set(exchange))
+        if self.trace_id is not None:
+            observation.trace_id = self.trace_id()
+        return observation
 
-        async def observed_send(message: Message) -> None:
-            nonlocal status, first_byte, streaming
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                first_byte = time.perf_counter()
-                streaming = _is_event_stream(message.get("headers"))
-            await send(message)
-
-        trace_id = ""
-        try:
-            if self.trace_id is not None:
-                trace_id = self.trace_id()
-            await self.app(scope, receive, observed_send)
-        finally:
-            EXCHANGE.reset(token)
-            ended = time.perf_counter()
-            # No response started: the exception goes on to the server, which answers 500.
-            self._finish(scope, exchange, status or 500, started, ended, first_byte, streaming)
-            if self.access is not None:
-                self._log(scope, exchange, status or 500, ended - started, streaming, trace_id)
+    def end(self, scope: Scope, observation: Observation) -> None:
+        """The app is done with the request (answered, or raised past every handler)."""
+        EXCHANGE.reset(observation.token)
+        ended = time.perf_counter()
+        # No response started: the exception goes on to the server, which answers 500.
+        status = observation.status or 500
+        self._finish(scope, observation, status, ended)
+        if self.access is not None:
+            self._log(scope, observation, status, ended - observation.started)
 
     def _labels(self, scope: Scope) -> RouteLabels:
         route = scope.get("route")
@@ -130,33 +136,19 @@ class ObserveRequests:
             labels = self._routes[id(route)] = RouteLabels.of(route)
         return labels
 
-    def _finish(
-        self,
-        scope: Scope,
-        exchange: Exchange,
-        status: int,
-        started: float,
-        ended: float,
-        first_byte: float,
-        streaming: bool,
-    ) -> None:
+    def _finish(self, scope: Scope, observation: Observation, status: int, ended: float) -> None:
         if not self.metrics:
             return
         labels = self._labels(scope)
         labels.requests(status).inc()
-        labels.seconds.observe((first_byte if streaming and first_byte else ended) - started)
-        for outcome, count in exchange.outcomes.items():
+        streamed = observation.streaming and observation.first_byte
+        labels.seconds.observe(
+            (observation.first_byte if streamed else ended) - observation.started
+        )
+        for outcome, count in observation.exchange.outcomes.items():
             labels.outcomes(outcome).inc(count)
 
-    def _log(
-        self,
-        scope: Scope,
-        exchange: Exchange,
-        status: int,
-        seconds: float,
-        streaming: bool,
-        trace_id: str,
-    ) -> None:
+    def _log(self, scope: Scope, observation: Observation, status: int, seconds: float) -> None:
         access = self.access
         assert access is not None
         if not access.isEnabledFor(logging.INFO):
@@ -176,12 +168,12 @@ class ObserveRequests:
             "token_name": state.get("token_name"),
             "client": client[0] if client else None,
         }
-        if exchange.code:
-            fields["code"] = exchange.code
-        if streaming:
+        if observation.exchange.code:
+            fields["code"] = observation.exchange.code
+        if observation.streaming:
             fields["stream"] = True
-        if trace_id:
-            fields["trace_id"] = trace_id
+        if observation.trace_id:
+            fields["trace_id"] = observation.trace_id
         # A record made here and handed over: the line needs no caller lookup (the costliest
         # step of a plain ``info`` call), and its fixed fields need no clash check.
         record = logging.LogRecord(
