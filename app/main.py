@@ -203,6 +203,11 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             read_engines=read_engines,
             replica_max_lag_seconds=settings.replica_max_lag_seconds,
         )
+        # Store spans come from wrapping the store's methods: traced, appends stay on them.
+        use_loop = settings.loop_appends and observability.tracing is None
+        app.state.loop_appends = (
+            app.state.store.loop_appends(settings.db_pool_size) if use_loop else None
+        )
         stop_watching = observability.watch(
             engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
         )
@@ -229,6 +234,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             for task in background:
                 await asyncio.to_thread(task.stop)
             await notifications.stop()
+            if app.state.loop_appends is not None:
+                await app.state.loop_appends.close()
             app.state.offload.close()
             stop_watching()
             engine.dispose()

@@ -54,6 +54,12 @@ class Settings(BaseSettings):
         description="PostgreSQL fast path: combine concurrent single appends of a worker "
         "into one statement and one commit (on), or commit each alone (off).",
     )
+    loop_appends: bool = Field(
+        default=True,
+        description="PostgreSQL fast path: send single appends from each worker's event "
+        "loop on connections of its own, grouped as group commit does (on), or hand each "
+        "to a database thread (off); the answers are the same.",
+    )
     hot_routes: bool = Field(
         default=True,
         description="Answer the common appends and record pages without FastAPI's "

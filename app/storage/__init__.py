@@ -8,6 +8,7 @@ from .claims import ImportSweeper, sweep_abandoned_imports
 from .engine import create_engine
 from .failures import is_transient
 from .interrupts import Canceler, calling
+from .loop_appends import LoopAppends
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
 from .records import StreamPage
@@ -35,6 +36,7 @@ __all__ = [
     "Canceler",
     "Claimed",
     "ImportSweeper",
+    "LoopAppends",
     "REPLICA_CONNECT_TIMEOUT_SECONDS",
     "Notifications",
     "RequestPositions",

@@ -52,11 +52,15 @@ class DriverStatement:
 
     def compiled(self, conn: Connection) -> str:
         """The SQL text for the connection's dialect, compiled once."""
-        key = id(conn.dialect)
+        return self.compiled_for(conn.dialect)
+
+    def compiled_for(self, dialect: sa.Dialect) -> str:
+        """The SQL text for ``dialect``, compiled once."""
+        key = id(dialect)
         sql = self._sql.get(key)
         if sql is None:
-            sql = str(self.statement.compile(dialect=conn.dialect))
-            if conn.dialect.name == "postgresql":
+            sql = str(self.statement.compile(dialect=dialect))
+            if dialect.name == "postgresql":
                 for name in self._binary:
                     placeholder = f"%({name})s"
                     if placeholder not in sql:
@@ -64,6 +68,10 @@ class DriverStatement:
                     sql = sql.replace(placeholder, f"%({name})b")
             self._sql[key] = sql
         return sql
+
+    def row(self, values: tuple[Any, ...]) -> Any:
+        """``values`` (a driver row) read by attribute, as ``first`` answers."""
+        return self._row._make(values)  # type: ignore[union-attr]
 
     def first(self, conn: Connection, params: dict[str, Any]) -> Any:
         """The first row (attributes named as the statement's columns), or ``None``."""

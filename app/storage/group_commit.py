@@ -157,7 +157,7 @@ class GroupCommit:
                 outcomes = [self._uow.statement(lambda tx: fast_path.append_one(tx, record))]
             else:
                 # Sorted by lock, stably: one run's records keep their arrival order.
-                ordered = sorted(group, key=lambda p: _lock_key(p.record))
+                ordered = sorted(group, key=lambda p: lock_key(p.record))
                 records = [p.record for p in ordered]
                 answers = self._uow.statement(lambda tx: fast_path.append_group(tx, records))
                 by_member = dict(zip(map(id, ordered), answers, strict=True))
@@ -173,7 +173,7 @@ class GroupCommit:
             member.done = True
 
 
-def _lock_key(record: NewRecord) -> tuple[int, str]:
+def lock_key(record: NewRecord) -> tuple[int, str]:
     """The row whose lock serialises the record's writers: its session's, else (a
     sessionless run) its run's. Sessions first, then runs, each by ID."""
     return (0, record.session_id) if record.session_id else (1, record.run_id)

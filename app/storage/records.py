@@ -34,10 +34,16 @@ from .sessions import readable_session
 from .unit_of_work import Tx
 
 
+def checked_ordinary(ctx: Context, record: Record) -> NewRecord:
+    """An ordinary record as an append stores it, or the error of the first check it
+    fails (the size limits, then the record's own rules)."""
+    ctx.limits.check_record(record)
+    return v.check_ordinary_record(record)
+
+
 def append_run_record(ctx: Context, record: Record) -> AppendResult:
     """Append an ordinary record to a running run (3.7)."""
-    ctx.limits.check_record(record)
-    rec = v.check_ordinary_record(record)
+    rec = checked_ordinary(ctx, record)
     if ctx.uow.dialect.fast_path:
         # PostgreSQL: one round trip for the insert and the exact retry (grouped with
         # concurrent appends when group commit is on); anything the statement refuses

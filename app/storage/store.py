@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from app.domain.limits import Limits
 from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
+from app.domain.validation import NewRecord
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
@@ -65,6 +66,7 @@ from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_B
 from .delivery_queue import DeliveryQueue
 from .group_commit import GroupCommit
 from .keys import CursorKeys
+from .loop_appends import LoopAppends
 from .records import StreamPage
 from .replicas import primary_position, replica_set
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
@@ -175,6 +177,24 @@ class SqlStore(counts.Counts):
     def append_run_record(self, record: Record) -> AppendResult:
         """Append an ordinary record to a running run (3.7)."""
         return records.append_run_record(self._ctx, record)
+
+    def checked_append(self, record: Record) -> NewRecord:
+        """The record as ``append_run_record`` stores it, or the error of its first failed
+        check (for ``LoopAppends``, which sends what passed)."""
+        return records.checked_ordinary(self._ctx, record)
+
+    def loop_appends(self, connections: int) -> LoopAppends | None:
+        """A combiner that sends single appends from an event loop (loop_appends.py), where
+        they are one statement: PostgreSQL with the fast path on and no read replicas (a
+        replica's reads wait for the positions of the writes, which this path does not
+        note); ``None`` elsewhere. With group commit off, each append is sent alone, up to
+        ``connections`` at once."""
+        uow = self._ctx.uow
+        if not uow.dialect.fast_path or uow.replicas is not None:
+            return None
+        if self._ctx.group_commit is None:
+            return LoopAppends(uow.engine, max_group=1, max_in_flight=connections)
+        return LoopAppends(uow.engine)
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
         """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""

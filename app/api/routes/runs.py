@@ -147,7 +147,13 @@ async def append_run_record(
             f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
             run_id=run_id,
         )
-    return respond_append_result(await offload(store.append_run_record, body.record.contract()))
+    record = body.record.contract()
+    appends = request.app.state.loop_appends
+    if appends is not None:  # PostgreSQL: from the event loop (app/storage/loop_appends.py)
+        answer = await appends.append(store.checked_append(record))
+        if answer is not None:
+            return respond_append_result(answer)
+    return respond_append_result(await offload(store.append_run_record, record))
 
 
 @router.post(

@@ -20,6 +20,8 @@ in Python and passed in: the SQL only compares.
 """
 
 from .calls import (
+    APPEND_GROUP,
+    APPEND_ONE,
     FUNCTIONS,
     Outcome,
     SqlFunction,
@@ -28,10 +30,16 @@ from .calls import (
     append_many,
     append_one,
     finish_run,
+    group_answers,
+    group_params,
+    one_params,
+    record_answer,
     start_run,
 )
 
 __all__ = [
+    "APPEND_GROUP",
+    "APPEND_ONE",
     "FUNCTIONS",
     "Outcome",
     "SqlFunction",
@@ -40,5 +48,9 @@ __all__ = [
     "append_many",
     "append_one",
     "finish_run",
+    "group_answers",
+    "group_params",
+    "one_params",
+    "record_answer",
     "start_run",
 ]

@@ -188,35 +188,61 @@ def _status(value: str | None) -> SessionStatus | None:
     return None if value is None else SessionStatus(value)
 
 
-def _one_record(tx: Tx, record: NewRecord, row: Any) -> AppendResult | None:
-    """The answer of a one-record function: ``None`` when it refused."""
+def record_answer(row: Any) -> AppendResult | None:
+    """The answer of a one-record function (alone or in a group): ``None`` when it
+    refused."""
     if row is None or row.outcome == Outcome.REFUSED:
         return None
-    inserted = row.outcome == Outcome.INSERTED
-    if inserted:
-        tx.written.add((record.session_id, record.run_id))
     return AppendResult(
-        id=str(row.record_id), inserted=inserted, session_status=_status(row.session_status)
+        id=str(row.record_id),
+        inserted=row.outcome == Outcome.INSERTED,
+        session_status=_status(row.session_status),
     )
+
+
+def _one_record(tx: Tx, record: NewRecord, row: Any) -> AppendResult | None:
+    """``record_answer``, noting what was written for the live tail's wake-ups."""
+    answer = record_answer(row)
+    if answer is not None and answer.inserted:
+        tx.written.add((record.session_id, record.run_id))
+    return answer
+
+
+#: The one-record append (``one_params``) and a group of them (``group_params``): their
+#: statements, for callers that send them on a connection of their own (``loop_appends``).
+APPEND_ONE: Final = _APPEND_RECORD
+APPEND_GROUP: Final = _APPEND_GROUP
+
+
+def one_params(record: NewRecord) -> dict[str, Any]:
+    return values_of(record, NEW_RECORD_FIELDS)
+
+
+def group_params(records: Sequence[NewRecord]) -> dict[str, Any]:
+    values = [values_of(record, NEW_RECORD_FIELDS) for record in records]
+    return {f"{name}s": [value[name] for value in values] for name, _ in APPEND_RECORD.inputs}
+
+
+def group_answers(records: Sequence[NewRecord], rows: Sequence[Any]) -> list[AppendResult | None]:
+    """Each record's answer from the group statement's rows (in the records' order)."""
+    if len(rows) != len(records):
+        raise RuntimeError(f"a group of {len(records)} appends answered {len(rows)} rows")
+    return [record_answer(_GroupRow(*row)) for row in rows]
 
 
 def append_one(tx: Tx, record: NewRecord) -> AppendResult | None:
     """An ordinary append (3.7) or its exact retry, in one round trip."""
-    row = _APPEND_RECORD.first(tx.conn, values_of(record, NEW_RECORD_FIELDS))
-    return _one_record(tx, record, row)
+    return _one_record(tx, record, _APPEND_RECORD.first(tx.conn, one_params(record)))
 
 
 def append_group(tx: Tx, records: Sequence[NewRecord]) -> list[AppendResult | None]:
     """Ordinary appends of any runs (3.7) in one round trip and one transaction
     (``group_commit.py``): each record's answer as ``append_one`` gives it alone."""
-    values = [values_of(record, NEW_RECORD_FIELDS) for record in records]
-    params = {f"{name}s": [value[name] for value in values] for name, _ in APPEND_RECORD.inputs}
-    rows = _APPEND_GROUP.all(tx.conn, params)
-    if len(rows) != len(records):
-        raise RuntimeError(f"a group of {len(records)} appends answered {len(rows)} rows")
-    return [
-        _one_record(tx, record, _GroupRow(*row)) for record, row in zip(records, rows, strict=True)
-    ]
+    answers = group_answers(records, _APPEND_GROUP.all(tx.conn, group_params(records)))
+    for record, answer in zip(records, answers, strict=True):
+        if answer is not None and answer.inserted:
+            tx.written.add((record.session_id, record.run_id))
+    return answers
 
 
 def append_many(tx: Tx, run_id: str, records: Sequence[NewRecord]) -> list[AppendResult] | None:

@@ -1,0 +1,170 @@
+"""Single appends sent from the service's event loop, grouped, on async psycopg connections.
+
+An HTTP append on PostgreSQL is one statement (the fast path's one-record function). Sent
+from a database thread it cost a hand-off to the thread and back, a pooled SQLAlchemy
+connection checked out and in with its isolation level set and reset, and the threads'
+group commit (docs/performance.md, "Appends from the event loop"). Here the same statement
+goes out from the event loop on a connection of this module's own, in autocommit:
+
+* **The same rules.** The record has passed ``SqlStore.checked_append`` (the store's own
+  checks). The statements are ``fast_path``'s (``APPEND_ONE``, ``APPEND_GROUP``), the rows
+  are read by ``fast_path.record_answer``: the same lock, checks, record ID, session
+  position and answer as on a database thread.
+* **Group commit, as ``group_commit.py`` does it for threads.** An append that finds a
+  flush slot free (``MAX_IN_FLIGHT``) is sent at once, alone: at low load nothing waits.
+  Appends arriving while every slot is busy queue; when a flush ends, everything queued
+  (up to ``MAX_GROUP``) goes in the next one, sorted by lock (session, else sessionless
+  run; one run's records in arrival order), so that groups, workers and replicas take
+  locks in one order.
+* **Anything unusual goes to the store.** A record the statement refuses (the Python path
+  decides), and every record of a flush that failed (a lost connection, a deadline, any
+  database error: committed or not, the store's own retries then see an exact retry), is
+  answered ``None``: the caller appends it with ``SqlStore.append_run_record`` on a
+  database thread, which raises the contract's error or retries as it always does.
+
+A flush runs in a task of its own: a request whose client leaves does not cut it short.
+PostgreSQL's triggers tell every worker of the commit (the live tail), so nothing is left
+to do after it. ``RUNTIME_STORE_LOOP_APPENDS=off`` sends every append through the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any, Final
+
+import psycopg
+from sqlalchemy.engine import Engine
+
+from app.domain.validation import NewRecord
+from app.observability import metrics
+from runtime_store_client import AppendResult
+
+from . import fast_path
+from .group_commit import MAX_GROUP, MAX_IN_FLIGHT, lock_key
+
+
+class _Pending:
+    __slots__ = ("future", "record")
+
+    def __init__(self, record: NewRecord, future: asyncio.Future[AppendResult | None]) -> None:
+        self.record = record
+        self.future = future
+
+
+#: Seconds a connection may take to open before its flush gives its records to the store.
+CONNECT_TIMEOUT_SECONDS: Final = 10
+
+
+class LoopAppends:
+    """The event loop's combiner of single appends for one worker (see the module)."""
+
+    def __init__(
+        self, engine: Engine, *, max_group: int = MAX_GROUP, max_in_flight: int = MAX_IN_FLIGHT
+    ) -> None:
+        url = engine.url.set(drivername="postgresql")
+        self._conninfo = url.render_as_string(hide_password=False)
+        self._dialect = engine.dialect
+        self._max_group = max_group
+        self._max_in_flight = max_in_flight
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._queue: list[_Pending] = []
+        self._in_flight = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def append(self, record: NewRecord) -> AppendResult | None:
+        """The record's answer, or ``None``: the store must append it (see the module)."""
+        if self._closed:
+            return None
+        future: asyncio.Future[AppendResult | None] = asyncio.get_running_loop().create_future()
+        pending = _Pending(record, future)
+        if self._in_flight < self._max_in_flight:
+            self._start([pending])
+        else:
+            self._queue.append(pending)
+        # Shielded: a cancelled request leaves its flush, and the others' answers, alone.
+        return await asyncio.shield(future)
+
+    def waiting(self) -> int:
+        """Appends handed over and not yet answered, queued or in a flush."""
+        return len(self._queue) + sum(1 for task in self._tasks if not task.done())
+
+    async def close(self) -> None:
+        """Let the flushes in flight end, then close the connections (at shutdown)."""
+        self._closed = True
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        for pending in self._queue:
+            if not pending.future.done():
+                pending.future.set_result(None)
+        self._queue.clear()
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    def _start(self, group: list[_Pending]) -> None:
+        self._in_flight += 1
+        task = asyncio.get_running_loop().create_task(self._flush(group))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _flush(self, group: list[_Pending]) -> None:
+        answers: list[AppendResult | None] = [None] * len(group)
+        try:
+            answers = await self._send([pending.record for pending in group])
+        except Exception:
+            pass  # every record goes to the store, which retries or raises its error
+        finally:
+            for pending, answer in zip(group, answers, strict=True):
+                if not pending.future.done():
+                    pending.future.set_result(answer)
+            self._in_flight -= 1
+            if self._queue and not self._closed:
+                following = self._queue[: self._max_group]
+                del self._queue[: self._max_group]
+                self._start(following)
+
+    async def _send(self, records: list[NewRecord]) -> list[AppendResult | None]:
+        """The group in one autocommit statement; answers in the records' order."""
+        conn = self._idle.pop() if self._idle else await self._connect()
+        started = time.perf_counter()
+        try:
+            if len(records) == 1:
+                statement = fast_path.APPEND_ONE
+                cursor = await conn.execute(
+                    statement.compiled_for(self._dialect), fast_path.one_params(records[0])
+                )
+                row = await cursor.fetchone()
+                answers = [fast_path.record_answer(None if row is None else statement.row(row))]
+            else:
+                # Sorted by lock, stably: one run's records keep their arrival order.
+                order = sorted(range(len(records)), key=lambda n: lock_key(records[n]))
+                ordered = [records[n] for n in order]
+                cursor = await conn.execute(
+                    fast_path.APPEND_GROUP.compiled_for(self._dialect),
+                    fast_path.group_params(ordered),
+                )
+                by_position = fast_path.group_answers(ordered, await cursor.fetchall())
+                answers = [None] * len(records)
+                for position, n in enumerate(order):
+                    answers[n] = by_position[position]
+        except BaseException:
+            # Its state is unknown (a statement cut short, a lost server): never reused.
+            # Nor are the idle ones: what cut this one (a restart, an outage) cut them too.
+            dropped, self._idle = [conn, *self._idle], []
+            for each in dropped:
+                with contextlib.suppress(Exception):
+                    await each.close()
+            raise
+        finally:
+            metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)
+        self._idle.append(conn)
+        return answers
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        return await psycopg.AsyncConnection.connect(
+            self._conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+        )
