@@ -11,6 +11,7 @@ the problem names it (``event_key``); nothing is written. Results are in input o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from app.domain import validation as v
@@ -71,39 +72,71 @@ def _stored(tx: Tx, run_id: str, keys: list[str]) -> dict[str, StoredRecord | No
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class OneStatementBatch:
+    """A checked batch as the fast path's batch statement takes it: each distinct key once.
+    A key repeated with the same content is answered from its first occurrence; one
+    repeated with other content leaves the batch to the transaction (``event_conflict`` in
+    the contract's order), as does a batch whose records name different agents or
+    sessions."""
+
+    run_id: str
+    distinct: list[v.NewRecord]
+    #: For each record of the batch, the index of its key in ``distinct``.
+    at: list[int]
+
+    @staticmethod
+    def of(run_id: str, checked: Sequence[v.NewRecord]) -> OneStatementBatch | None:
+        first: dict[str, int] = {}
+        distinct: list[v.NewRecord] = []
+        at: list[int] = []
+        for rec in checked:
+            index = first.get(rec.event_key)
+            if index is None:
+                index = first[rec.event_key] = len(distinct)
+                distinct.append(rec)
+            elif distinct[index] != rec:
+                return None
+            at.append(index)
+        if fast_path.many_params(run_id, distinct) is None:
+            return None
+        return OneStatementBatch(run_id, distinct, at)
+
+    def results(self, answered: list[AppendResult]) -> list[AppendResult]:
+        """Every record's answer, in the batch's order, from the distinct keys' answers: a
+        repeat of a key stored by this batch is an exact retry of it."""
+        if len(self.distinct) == len(self.at):
+            return answered
+        seen: set[int] = set()
+        results: list[AppendResult] = []
+        for index in self.at:
+            outcome = answered[index]
+            if index in seen and outcome.inserted:
+                outcome = AppendResult(
+                    id=outcome.id, inserted=False, session_status=outcome.session_status
+                )
+            seen.add(index)
+            results.append(outcome)
+        return results
+
+
+def one_statement_batch(
+    ctx: Context, run_id: str, records: Sequence[Record]
+) -> OneStatementBatch | None:
+    """The batch, checked (raising the error of the first record that fails a check), as
+    one statement sends it; ``None`` when only the transaction can decide."""
+    return OneStatementBatch.of(run_id, _check_input(ctx, run_id, records))
+
+
 def _append_in_one_statement(
     ctx: Context, run_id: str, checked: list[v.NewRecord]
 ) -> list[AppendResult] | None:
-    """The batch through ``fast_path.append_many``, each distinct key once: a key repeated
-    with the same content is answered from its first occurrence; one repeated with other
-    content is left to the transaction (``event_conflict`` in the contract's order)."""
-    first: dict[str, int] = {}
-    distinct: list[v.NewRecord] = []
-    at: list[int] = []
-    for rec in checked:
-        index = first.get(rec.event_key)
-        if index is None:
-            index = first[rec.event_key] = len(distinct)
-            distinct.append(rec)
-        elif distinct[index] != rec:
-            return None
-        at.append(index)
-    answered = ctx.uow.statement(lambda tx: fast_path.append_many(tx, run_id, distinct))
-    if answered is None:
+    """The batch through ``fast_path.append_many`` (``OneStatementBatch``)."""
+    batch = OneStatementBatch.of(run_id, checked)
+    if batch is None:
         return None
-    if len(distinct) == len(checked):
-        return answered
-    seen: set[int] = set()
-    results: list[AppendResult] = []
-    for index in at:
-        outcome = answered[index]
-        if index in seen and outcome.inserted:
-            outcome = AppendResult(
-                id=outcome.id, inserted=False, session_status=outcome.session_status
-            )
-        seen.add(index)
-        results.append(outcome)
-    return results
+    answered = ctx.uow.statement(lambda tx: fast_path.append_many(tx, run_id, batch.distinct))
+    return None if answered is None else batch.results(answered)
 
 
 def append_run_records(ctx: Context, run_id: str, records: Sequence[Record]) -> list[AppendResult]:

@@ -16,6 +16,9 @@ goes out from the event loop on a connection of this module's own, in autocommit
   (up to ``MAX_GROUP``) goes in the next one, sorted by lock (session, else sessionless
   run; one run's records in arrival order), so that groups, workers and replicas take
   locks in one order.
+* **Batches** (``POST …/records/batch``) that one statement can take (``batch.py``,
+  ``OneStatementBatch``) go out the same way, each alone, at most ``MAX_IN_FLIGHT`` at once
+  (the others go to the store).
 * **Anything unusual goes to the store.** A record the statement refuses (the Python path
   decides), and every record of a flush that failed (a lost connection, a deadline, any
   database error: committed or not, the store's own retries then see an exact retry), is
@@ -42,6 +45,7 @@ from app.observability import metrics
 from runtime_store_client import AppendResult
 
 from . import fast_path
+from .batch import OneStatementBatch
 from .group_commit import MAX_GROUP, MAX_IN_FLIGHT, lock_key
 
 
@@ -71,7 +75,8 @@ class LoopAppends:
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._queue: list[_Pending] = []
         self._in_flight = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._batches = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
 
     async def append(self, record: NewRecord) -> AppendResult | None:
@@ -127,6 +132,48 @@ class LoopAppends:
                 del self._queue[: self._max_group]
                 self._start(following)
 
+    async def append_batch(self, batch: OneStatementBatch) -> list[AppendResult] | None:
+        """A batch's answers, or ``None``: the store must append it. Batches are never
+        grouped; at most ``max_in_flight`` are sent at once, the others go to the store."""
+        if self._closed or self._batches >= self._max_in_flight:
+            return None
+        self._batches += 1
+        task = asyncio.get_running_loop().create_task(self._send_batch(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        # Shielded: a cancelled request leaves the statement in flight to its end.
+        return await asyncio.shield(task)
+
+    async def _send_batch(self, batch: OneStatementBatch) -> list[AppendResult] | None:
+        try:
+            params = fast_path.many_params(batch.run_id, batch.distinct)
+            conn = self._idle.pop() if self._idle else await self._connect()
+            started = time.perf_counter()
+            try:
+                statement = fast_path.APPEND_MANY
+                cursor = await conn.execute(statement.compiled_for(self._dialect), params)
+                row = await cursor.fetchone()
+            except BaseException:
+                await self._drop(conn)
+                raise
+            finally:
+                metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)
+            self._idle.append(conn)
+        except Exception:
+            return None  # the store appends it, retrying or raising its error
+        finally:
+            self._batches -= 1
+        answers = fast_path.many_answers(None if row is None else statement.row(row))
+        return None if answers is None else batch.results(answers)
+
+    async def _drop(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Close ``conn``, whose state is unknown (a statement cut short, a lost server),
+        and the idle ones: what cut it (a restart, an outage) cut them too."""
+        dropped, self._idle = [conn, *self._idle], []
+        for each in dropped:
+            with contextlib.suppress(Exception):
+                await each.close()
+
     async def _send(self, records: list[NewRecord]) -> list[AppendResult | None]:
         """The group in one autocommit statement; answers in the records' order."""
         conn = self._idle.pop() if self._idle else await self._connect()
@@ -152,12 +199,7 @@ class LoopAppends:
                 for position, n in enumerate(order):
                     answers[n] = by_position[position]
         except BaseException:
-            # Its state is unknown (a statement cut short, a lost server): never reused.
-            # Nor are the idle ones: what cut this one (a restart, an outage) cut them too.
-            dropped, self._idle = [conn, *self._idle], []
-            for each in dropped:
-                with contextlib.suppress(Exception):
-                    await each.close()
+            await self._drop(conn)
             raise
         finally:
             metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)

@@ -183,6 +183,14 @@ class SqlStore(counts.Counts):
         check (for ``LoopAppends``, which sends what passed)."""
         return records.checked_ordinary(self._ctx, record)
 
+    def one_statement_batch(
+        self, run_id: str, records: Sequence[Record]
+    ) -> batch.OneStatementBatch | None:
+        """The batch checked as ``append_run_records`` checks it (raising the same errors)
+        and ready for one statement (for ``LoopAppends``); ``None``: only
+        ``append_run_records`` can decide."""
+        return batch.one_statement_batch(self._ctx, run_id, records)
+
     def loop_appends(self, connections: int) -> LoopAppends | None:
         """A combiner that sends single appends from an event loop (loop_appends.py), where
         they are one statement: PostgreSQL with the fast path on and no read replicas (a

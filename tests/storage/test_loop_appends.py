@@ -140,6 +140,56 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
     assert (after.id, after.inserted) == ("6", True)
 
 
+def test_a_batch_in_one_statement_is_answered_as_the_store_answers_it(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    session = new_session(store)
+    run = start_root(store, session.id).run
+    first, second = record(run, event_key="b-1"), record(run, event_key="b-2")
+    batch = store.one_statement_batch(run.run_id, [first, second, first])
+    assert batch is not None
+
+    async def send() -> list[AppendResult] | None:
+        combiner = LoopAppends(postgres_engine)
+        try:
+            return await combiner.append_batch(batch)
+        finally:
+            await combiner.close()
+
+    answers = asyncio.run(send())
+    assert answers is not None
+    assert [(a.id, a.inserted) for a in answers] == [("2", True), ("3", True), ("2", False)]
+    # Sent again it is an exact retry, as the store answers it.
+    again = asyncio.run(send())
+    assert again == store.append_run_records(run.run_id, [first, second, first])
+    assert again is not None
+    assert not any(a.inserted for a in again)
+
+
+def test_a_batch_only_the_transaction_can_decide_is_left_to_the_store(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    session = new_session(store)
+    run = start_root(store, session.id).run
+    changed = record(run, event_key="b-1", payload=b'{"other":true}')
+    # The same key with other content: event_conflict, in the transaction's order.
+    assert store.one_statement_batch(run.run_id, [record(run, event_key="b-1"), changed]) is None
+    store.record_run_terminal(
+        run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+    )
+    late = store.one_statement_batch(run.run_id, [record(run, event_key="late")])
+    assert late is not None
+
+    async def send() -> list[AppendResult] | None:
+        combiner = LoopAppends(postgres_engine)
+        try:
+            return await combiner.append_batch(late)
+        finally:
+            await combiner.close()
+
+    assert asyncio.run(send()) is None  # refused: the store raises run_not_active
+
+
 def test_a_closed_combiner_leaves_every_append_to_the_store(
     store: SqlStore, postgres_engine: Engine
 ) -> None:
@@ -179,12 +229,24 @@ def test_a_served_append_goes_out_from_the_event_loop_unless_switched_off(
             return original(item)
 
         served.append_run_record = counted  # type: ignore[method-assign, assignment]
+        batched: list[int] = []
+        original_batch = served.append_run_records
+
+        def counted_batch(run_id: str, items: list[Record]) -> list[AppendResult]:
+            batched.append(len(items))
+            return original_batch(run_id, items)
+
+        served.append_run_records = counted_batch  # type: ignore[method-assign, assignment]
         body = {"record": wire_record(record(run, event_key="over-http"))}
         answers = [http.post(f"/v1/runs/{run.run_id}/records", json=body) for _ in range(2)]
         elsewhere = record(run_start(run_id="nowhere", session_id=session.id), event_key="x")
         late = http.post("/v1/runs/nowhere/records", json={"record": wire_record(elsewhere)})
+        pair = [wire_record(record(run, event_key=k)) for k in ("b-1", "b-2")]
+        batch = http.post(f"/v1/runs/{run.run_id}/records/batch", json={"records": pair})
     assert [a.json()["inserted"] for a in answers] == [True, False]
     assert answers[0].json()["id"] == answers[1].json()["id"] == "2"
     assert (late.status_code, late.json()["code"]) == (404, "run_not_found")
     # Refused by the statement, the unknown run went through the store, which raised.
     assert threaded == (["x"] if on else ["over-http", "over-http", "x"])
+    assert [r["id"] for r in batch.json()["results"]] == ["3", "4"]
+    assert batched == ([] if on else [2])

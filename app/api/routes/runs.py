@@ -175,6 +175,12 @@ async def append_run_records(
     fails nothing is written, and the problem names that record in `event_key`."""
     store, offload = services(request)
     records = [item.contract() for item in body.records]
+    appends = request.app.state.loop_appends
+    if appends is not None:  # PostgreSQL: from the event loop (app/storage/loop_appends.py)
+        batch = store.one_statement_batch(run_id, records)
+        answers = None if batch is None else await appends.append_batch(batch)
+        if answers is not None:
+            return respond_append_results(answers)
     return respond_append_results(await offload(store.append_run_records, run_id, records))
 
 

@@ -21,6 +21,7 @@ in Python and passed in: the SQL only compares.
 
 from .calls import (
     APPEND_GROUP,
+    APPEND_MANY,
     APPEND_ONE,
     FUNCTIONS,
     Outcome,
@@ -32,6 +33,8 @@ from .calls import (
     finish_run,
     group_answers,
     group_params,
+    many_answers,
+    many_params,
     one_params,
     record_answer,
     start_run,
@@ -39,6 +42,7 @@ from .calls import (
 
 __all__ = [
     "APPEND_GROUP",
+    "APPEND_MANY",
     "APPEND_ONE",
     "FUNCTIONS",
     "Outcome",
@@ -50,6 +54,8 @@ __all__ = [
     "finish_run",
     "group_answers",
     "group_params",
+    "many_answers",
+    "many_params",
     "one_params",
     "record_answer",
     "start_run",

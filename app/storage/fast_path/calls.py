@@ -245,34 +245,49 @@ def append_group(tx: Tx, records: Sequence[NewRecord]) -> list[AppendResult | No
     return answers
 
 
-def append_many(tx: Tx, run_id: str, records: Sequence[NewRecord]) -> list[AppendResult] | None:
-    """A batch of one run's records with distinct event keys (11.2), in one round trip;
-    every record must carry the first one's agent and session (else ``None``)."""
+#: A batch of one run's records (``many_params``, ``many_answers``).
+APPEND_MANY: Final = _APPEND_RECORDS
+
+
+def many_params(run_id: str, records: Sequence[NewRecord]) -> dict[str, Any] | None:
+    """The batch statement's parameters; ``None`` unless every record carries the first
+    one's agent and session (the statement takes them once)."""
     first = records[0]
     if any(rec.agent_id != first.agent_id or rec.session_id != first.session_id for rec in records):
         return None
-    row = _APPEND_RECORDS.first(
-        tx.conn,
-        {
-            "run_id": run_id,
-            "agent_id": first.agent_id,
-            "session_id": first.session_id or None,
-            "event_keys": [rec.event_key for rec in records],
-            "turn_ids": [rec.turn_id for rec in records],
-            "types": [rec.type for rec in records],
-            "payloads": [rec.payload for rec in records],
-            "timestamps_ms": [rec.timestamp_ms for rec in records],
-        },
-    )
+    return {
+        "run_id": run_id,
+        "agent_id": first.agent_id,
+        "session_id": first.session_id or None,
+        "event_keys": [rec.event_key for rec in records],
+        "turn_ids": [rec.turn_id for rec in records],
+        "types": [rec.type for rec in records],
+        "payloads": [rec.payload for rec in records],
+        "timestamps_ms": [rec.timestamp_ms for rec in records],
+    }
+
+
+def many_answers(row: Any) -> list[AppendResult] | None:
+    """Each record's answer from the batch statement's row; ``None`` when it refused."""
     if row is None or row.outcome != Outcome.DONE:
         return None
-    if any(row.inserted):
-        tx.written.add((first.session_id, run_id))
     status = _status(row.session_status)
     return [
         AppendResult(id=str(record_id), inserted=inserted, session_status=status)
         for record_id, inserted in zip(row.record_ids, row.inserted, strict=True)
     ]
+
+
+def append_many(tx: Tx, run_id: str, records: Sequence[NewRecord]) -> list[AppendResult] | None:
+    """A batch of one run's records with distinct event keys (11.2), in one round trip;
+    every record must carry the first one's agent and session (else ``None``)."""
+    params = many_params(run_id, records)
+    if params is None:
+        return None
+    answers = many_answers(_APPEND_RECORDS.first(tx.conn, params))
+    if answers is not None and any(answer.inserted for answer in answers):
+        tx.written.add((records[0].session_id, run_id))
+    return answers
 
 
 def start_run(
