@@ -46,6 +46,7 @@ from runtime_store_client import AppendResult
 
 from . import fast_path
 from .batch import OneStatementBatch
+from .driver import DriverStatement
 from .group_commit import MAX_GROUP, MAX_IN_FLIGHT, lock_key
 
 
@@ -145,26 +146,50 @@ class LoopAppends:
         return await asyncio.shield(task)
 
     async def _send_batch(self, batch: OneStatementBatch) -> list[AppendResult] | None:
+        statement = fast_path.APPEND_MANY
         try:
-            params = fast_path.many_params(batch.run_id, batch.distinct)
-            conn = self._idle.pop() if self._idle else await self._connect()
-            started = time.perf_counter()
-            try:
-                statement = fast_path.APPEND_MANY
-                cursor = await conn.execute(statement.compiled_for(self._dialect), params)
-                row = await cursor.fetchone()
-            except BaseException:
-                await self._drop(conn)
-                raise
-            finally:
-                metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)
-            self._idle.append(conn)
+            rows = await self._execute(
+                statement, fast_path.many_params(batch.run_id, batch.distinct)
+            )
         except Exception:
             return None  # the store appends it, retrying or raising its error
         finally:
             self._batches -= 1
-        answers = fast_path.many_answers(None if row is None else statement.row(row))
+        answers = fast_path.many_answers(statement.row(rows[0]) if rows else None)
         return None if answers is None else batch.results(answers)
+
+    async def _send(self, records: list[NewRecord]) -> list[AppendResult | None]:
+        """The group in one autocommit statement; answers in the records' order."""
+        if len(records) == 1:
+            statement = fast_path.APPEND_ONE
+            rows = await self._execute(statement, fast_path.one_params(records[0]))
+            return [fast_path.record_answer(statement.row(rows[0]) if rows else None)]
+        # Sorted by lock, stably: one run's records keep their arrival order.
+        order = sorted(range(len(records)), key=lambda n: lock_key(records[n]))
+        ordered = [records[n] for n in order]
+        rows = await self._execute(fast_path.APPEND_GROUP, fast_path.group_params(ordered))
+        by_position = fast_path.group_answers(ordered, rows)
+        answers: list[AppendResult | None] = [None] * len(records)
+        for position, n in enumerate(order):
+            answers[n] = by_position[position]
+        return answers
+
+    async def _execute(
+        self, statement: DriverStatement, params: dict[str, Any] | None
+    ) -> list[tuple[Any, ...]]:
+        """``statement``'s rows, sent in autocommit on an idle connection (or a new one)."""
+        conn = self._idle.pop() if self._idle else await self._connect()
+        started = time.perf_counter()
+        try:
+            cursor = await conn.execute(statement.compiled_for(self._dialect), params)
+            rows = await cursor.fetchall()
+        except BaseException:
+            await self._drop(conn)
+            raise
+        finally:
+            metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)
+        self._idle.append(conn)
+        return rows
 
     async def _drop(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Close ``conn``, whose state is unknown (a statement cut short, a lost server),
@@ -173,38 +198,6 @@ class LoopAppends:
         for each in dropped:
             with contextlib.suppress(Exception):
                 await each.close()
-
-    async def _send(self, records: list[NewRecord]) -> list[AppendResult | None]:
-        """The group in one autocommit statement; answers in the records' order."""
-        conn = self._idle.pop() if self._idle else await self._connect()
-        started = time.perf_counter()
-        try:
-            if len(records) == 1:
-                statement = fast_path.APPEND_ONE
-                cursor = await conn.execute(
-                    statement.compiled_for(self._dialect), fast_path.one_params(records[0])
-                )
-                row = await cursor.fetchone()
-                answers = [fast_path.record_answer(None if row is None else statement.row(row))]
-            else:
-                # Sorted by lock, stably: one run's records keep their arrival order.
-                order = sorted(range(len(records)), key=lambda n: lock_key(records[n]))
-                ordered = [records[n] for n in order]
-                cursor = await conn.execute(
-                    fast_path.APPEND_GROUP.compiled_for(self._dialect),
-                    fast_path.group_params(ordered),
-                )
-                by_position = fast_path.group_answers(ordered, await cursor.fetchall())
-                answers = [None] * len(records)
-                for position, n in enumerate(order):
-                    answers[n] = by_position[position]
-        except BaseException:
-            await self._drop(conn)
-            raise
-        finally:
-            metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)
-        self._idle.append(conn)
-        return answers
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         return await psycopg.AsyncConnection.connect(

@@ -15,6 +15,7 @@ from app.domain.validation import NewRecord
 from app.main import create_app
 from app.settings import Settings
 from app.storage import LoopAppends, SqlStore
+from app.storage.batch import OneStatementBatch
 from runtime_store_client import AppendResult, Record, RunStatus
 from tests.api.wire_builders import wire_record
 from tests.contract.builders import (
@@ -142,6 +143,17 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
     assert (after.id, after.inserted) == ("6", True)
 
 
+def _batch(engine: Engine, batch: OneStatementBatch) -> list[AppendResult] | None:
+    async def send() -> list[AppendResult] | None:
+        combiner = LoopAppends(engine)
+        try:
+            return await combiner.append_batch(batch)
+        finally:
+            await combiner.close()
+
+    return asyncio.run(send())
+
+
 def test_a_batch_in_one_statement_is_answered_as_the_store_answers_it(
     store: SqlStore, postgres_engine: Engine
 ) -> None:
@@ -151,18 +163,11 @@ def test_a_batch_in_one_statement_is_answered_as_the_store_answers_it(
     batch = store.one_statement_batch(run.run_id, [first, second, first])
     assert batch is not None
 
-    async def send() -> list[AppendResult] | None:
-        combiner = LoopAppends(postgres_engine)
-        try:
-            return await combiner.append_batch(batch)
-        finally:
-            await combiner.close()
-
-    answers = asyncio.run(send())
+    answers = _batch(postgres_engine, batch)
     assert answers is not None
     assert [(a.id, a.inserted) for a in answers] == [("2", True), ("3", True), ("2", False)]
     # Sent again it is an exact retry, as the store answers it.
-    again = asyncio.run(send())
+    again = _batch(postgres_engine, batch)
     assert again == store.append_run_records(run.run_id, [first, second, first])
     assert again is not None
     assert not any(a.inserted for a in again)
@@ -182,14 +187,7 @@ def test_a_batch_only_the_transaction_can_decide_is_left_to_the_store(
     late = store.one_statement_batch(run.run_id, [record(run, event_key="late")])
     assert late is not None
 
-    async def send() -> list[AppendResult] | None:
-        combiner = LoopAppends(postgres_engine)
-        try:
-            return await combiner.append_batch(late)
-        finally:
-            await combiner.close()
-
-    assert asyncio.run(send()) is None  # refused: the store raises run_not_active
+    assert _batch(postgres_engine, late) is None  # refused: the store raises run_not_active
 
 
 def test_a_closed_combiner_leaves_every_append_to_the_store(
