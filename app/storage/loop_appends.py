@@ -93,10 +93,6 @@ class LoopAppends:
         # Shielded: a cancelled request leaves its flush, and the others' answers, alone.
         return await asyncio.shield(future)
 
-    def waiting(self) -> int:
-        """Appends handed over and not yet answered, queued or in a flush."""
-        return len(self._queue) + sum(1 for task in self._tasks if not task.done())
-
     async def close(self) -> None:
         """Let the flushes in flight end, then close the connections (at shutdown)."""
         self._closed = True
