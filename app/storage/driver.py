@@ -8,6 +8,12 @@ SQLAlchemy, once per dialect; it runs inside the SQLAlchemy transaction, on its
 connection, and errors come back as SQLAlchemy's exceptions (the connection invalidated on
 a disconnect), so the unit of work's retry logic sees no difference.
 
+On PostgreSQL the rows come back in psycopg's binary format: the schema's columns are
+text, integers and ``bytea``, whose binary forms load to the same Python values, and a
+``bytea`` payload then travels as its bytes rather than as hex text the server writes and
+psycopg parses back (a page of 100 records of 1 KB: half the driver's CPU per page,
+docs/performance.md, "Pages in binary").
+
 It always takes this path, observed or not. Observers get the same events SQLAlchemy
 gives them: every ``before_cursor_execute`` listener of the engine (which may rewrite the
 statement, as with ``retval=True``) and every ``after_cursor_execute`` listener is called
@@ -103,7 +109,10 @@ class DriverStatement:
             logger = conn.engine.logger
             if logger.isEnabledFor(logging.INFO):
                 logger.info("%s [driver connection; parameters hidden]", sql)
-            cursor.execute(sql, params)
+            if conn.dialect.name == "postgresql":
+                cursor.execute(sql, params, binary=True)
+            else:
+                cursor.execute(sql, params)
             for after in dispatch.after_cursor_execute:
                 after(conn, cursor, sql, params, context, False)
             if fetch is None:

@@ -115,6 +115,11 @@ def to_epoch_millis(value: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+_MILLISECOND = timedelta(milliseconds=1)
+
+
 def from_epoch_millis(ms: int) -> datetime:
     """The UTC ``datetime`` of epoch milliseconds."""
-    return EPOCH + timedelta(milliseconds=ms)
+    # A product of an exact ``timedelta`` is exact, and a third of the cost of building
+    # one from a keyword argument (a page converts a time per record).
+    return EPOCH + _MILLISECOND * ms
