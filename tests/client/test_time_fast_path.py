@@ -1,15 +1,23 @@
 """``parse_rfc3339`` reads the canonical form (``2026-11-30T01:02:03.456Z``) in one call;
 it must give exactly what the general path gives, value and zone, and the general path's
-error for anything else."""
+error for anything else. ``format_rfc3339`` keeps each minute's text and looks up the rest;
+it must write exactly what ``isoformat`` gives (``format_rfc3339_general``)."""
 
 from __future__ import annotations
 
 import random
-from datetime import UTC
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from runtime_store_client.times import TimeError, parse_rfc3339, parse_rfc3339_general
+from runtime_store_client import times
+from runtime_store_client.times import (
+    TimeError,
+    format_rfc3339,
+    format_rfc3339_general,
+    parse_rfc3339,
+    parse_rfc3339_general,
+)
 
 EDGES = [
     "0001-01-01T00:00:00.000Z",
@@ -76,3 +84,40 @@ def test_the_fast_path_agrees_on_random_canonical_times() -> None:
 
 def test_a_canonical_time_is_read_in_utc() -> None:
     assert parse_rfc3339("2026-11-30T01:02:03.456Z").tzinfo is UTC
+
+
+FORMAT_EDGES = [
+    datetime(1, 1, 1, tzinfo=UTC),
+    datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),  # cut, not rounded
+    datetime(2024, 2, 29, 12, 0, 0, 500_000, tzinfo=UTC),
+    datetime(1970, 1, 1, tzinfo=UTC),
+    datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=UTC),
+    datetime(2026, 11, 30, 1, 2, 3, 456_000, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+    datetime(2026, 1, 1, 0, 0, 0, 999, tzinfo=timezone(timedelta(hours=-23, minutes=-59))),
+    datetime(1, 1, 1, 23, 0, tzinfo=timezone(timedelta(hours=1))),  # year 1 in UTC too
+]
+
+
+@pytest.mark.parametrize("value", FORMAT_EDGES, ids=str)
+def test_the_time_written_is_what_isoformat_writes(value: datetime) -> None:
+    assert format_rfc3339(value) == format_rfc3339_general(value)
+    assert format_rfc3339(value) == format_rfc3339(value)  # again, from the kept minute
+
+
+def test_the_time_written_agrees_on_random_times() -> None:
+    rng = random.Random(32)
+    low, high = datetime(1, 1, 2, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC)
+    span = int((high - low).total_seconds())
+    for _ in range(20_000):
+        zone = rng.choice([UTC, timezone(timedelta(minutes=rng.randint(-1439, 1439)))])
+        value = (
+            low + timedelta(seconds=rng.randint(0, span), microseconds=rng.randint(0, 999_999))
+        ).astimezone(zone)
+        assert format_rfc3339(value) == format_rfc3339_general(value), repr(value)
+
+
+def test_the_kept_minutes_stay_bounded() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for minute in range(3 * times._MINUTES_KEPT):
+        format_rfc3339(start + timedelta(minutes=minute))
+        assert len(times._MINUTES) <= times._MINUTES_KEPT

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.storage.transfer.format import encode_line, record_line, time_text
-from runtime_store_client.times import format_rfc3339, from_epoch_millis, to_epoch_millis
+from runtime_store_client.times import format_rfc3339_general, from_epoch_millis, to_epoch_millis
 
 EDGES = [
     to_epoch_millis(datetime(1, 1, 1, 0, 0, 0, 1000, tzinfo=UTC)),
@@ -23,7 +23,8 @@ EDGES = [
 
 @pytest.mark.parametrize("ms", EDGES)
 def test_a_time_is_written_as_the_api_writes_it(ms: int) -> None:
-    assert time_text(ms) == format_rfc3339(from_epoch_millis(ms))
+    assert time_text(ms) == format_rfc3339_general(from_epoch_millis(ms))
+    assert time_text(None) is None
 
 
 def test_a_record_line_is_what_the_encoder_writes() -> None:
