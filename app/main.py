@@ -129,6 +129,31 @@ def _start_background(
     return started
 
 
+def _start_loop_paths(app: FastAPI, settings: Settings, *, traced: bool) -> None:
+    """The appends and pages a worker sends from its event loop (PostgreSQL:
+    app/storage/loop_appends.py, loop_reads.py). Store spans come from wrapping the
+    store's methods, so a traced service leaves it all to the store."""
+    store: SqlStore = app.state.store
+    loop = None if traced else store.loop_connections()
+    app.state.loop_connections = loop
+    app.state.loop_appends = (
+        store.loop_appends(loop, settings.db_pool_size)
+        if loop is not None and settings.loop_appends
+        else None
+    )
+    app.state.loop_reads = (
+        store.loop_reads(loop) if loop is not None and settings.loop_reads else None
+    )
+
+
+async def _stop_loop_paths(app: FastAPI) -> None:
+    """The appends in flight end, then the loop's connections close."""
+    if app.state.loop_appends is not None:
+        await app.state.loop_appends.close()
+    if app.state.loop_connections is not None:
+        await app.state.loop_connections.close()
+
+
 def _install_middleware(app: FastAPI, settings: Settings, observability: Observability) -> None:
     """The problem handlers and the middleware stack, innermost first."""
     install_problem_handlers(app)
@@ -203,11 +228,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             read_engines=read_engines,
             replica_max_lag_seconds=settings.replica_max_lag_seconds,
         )
-        # Store spans come from wrapping the store's methods: traced, appends stay on them.
-        use_loop = settings.loop_appends and observability.tracing is None
-        app.state.loop_appends = (
-            app.state.store.loop_appends(settings.db_pool_size) if use_loop else None
-        )
+        _start_loop_paths(app, settings, traced=observability.tracing is not None)
         stop_watching = observability.watch(
             engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
         )
@@ -234,8 +255,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
             for task in background:
                 await asyncio.to_thread(task.stop)
             await notifications.stop()
-            if app.state.loop_appends is not None:
-                await app.state.loop_appends.close()
+            await _stop_loop_paths(app)
             app.state.offload.close()
             stop_watching()
             engine.dispose()

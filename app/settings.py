@@ -60,6 +60,12 @@ class Settings(BaseSettings):
         "loop on connections of its own, grouped as group commit does (on), or hand each "
         "to a database thread (off); the answers are the same.",
     )
+    loop_reads: bool = Field(
+        default=True,
+        description="PostgreSQL: read pages of a run's records from each worker's event "
+        "loop on connections of its own (on), or hand each to a database thread (off); "
+        "the answers are the same.",
+    )
     hot_routes: bool = Field(
         default=True,
         description="Answer the common appends and record pages without FastAPI's "

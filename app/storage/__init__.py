@@ -9,6 +9,8 @@ from .engine import create_engine
 from .failures import is_transient
 from .interrupts import Canceler, calling
 from .loop_appends import LoopAppends
+from .loop_connections import LoopConnections
+from .loop_reads import LoopReads
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
 from .records import StreamPage
@@ -37,6 +39,8 @@ __all__ = [
     "Claimed",
     "ImportSweeper",
     "LoopAppends",
+    "LoopConnections",
+    "LoopReads",
     "REPLICA_CONNECT_TIMEOUT_SECONDS",
     "Notifications",
     "RequestPositions",

@@ -337,11 +337,16 @@ def _stopped(reason: str | None, timeout: float | None) -> UnavailableError:
     if reason == _CANCELED:
         return UnavailableError("the read was stopped: its client went away")
     if reason == _TIMEOUT and timeout is not None:
-        return UnavailableError(
-            f"the read ran longer than its {timeout:g} s timeout "
-            "(RUNTIME_STORE_READ_TIMEOUT_SECONDS); it was stopped"
-        )
+        return timed_out(timeout)
     return UnavailableError("the database stopped the read's statement; retry")
+
+
+def timed_out(timeout: float) -> UnavailableError:
+    """The error of a read stopped at its deadline."""
+    return UnavailableError(
+        f"the read ran longer than its {timeout:g} s timeout "
+        "(RUNTIME_STORE_READ_TIMEOUT_SECONDS); it was stopped"
+    )
 
 
 def bounded(operation: Callable[[Any], T], engine: Engine) -> Callable[[Any], T]:

@@ -26,6 +26,7 @@ goes out from the event loop on a connection of this module's own, in autocommit
   database thread, which raises the contract's error or retries as it always does.
 
 A flush runs in a task of its own: a request whose client leaves does not cut it short.
+The connections are the worker's ``LoopConnections``, shared with ``LoopReads``.
 PostgreSQL's triggers tell every worker of the commit (the live tail), so nothing is left
 to do after it. ``RUNTIME_STORE_LOOP_APPENDS=off`` sends every append through the store.
 """
@@ -33,12 +34,8 @@ to do after it. ``RUNTIME_STORE_LOOP_APPENDS=off`` sends every append through th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from typing import Any, Final
-
-import psycopg
-from sqlalchemy.engine import Engine
+from typing import Any
 
 from app.domain.validation import NewRecord
 from app.observability import metrics
@@ -48,6 +45,7 @@ from . import fast_path
 from .batch import OneStatementBatch
 from .driver import DriverStatement
 from .group_commit import MAX_GROUP, MAX_IN_FLIGHT, lock_key
+from .loop_connections import LoopConnections
 
 
 class _Pending:
@@ -58,22 +56,19 @@ class _Pending:
         self.future = future
 
 
-#: Seconds a connection may take to open before its flush gives its records to the store.
-CONNECT_TIMEOUT_SECONDS: Final = 10
-
-
 class LoopAppends:
     """The event loop's combiner of single appends for one worker (see the module)."""
 
     def __init__(
-        self, engine: Engine, *, max_group: int = MAX_GROUP, max_in_flight: int = MAX_IN_FLIGHT
+        self,
+        connections: LoopConnections,
+        *,
+        max_group: int = MAX_GROUP,
+        max_in_flight: int = MAX_IN_FLIGHT,
     ) -> None:
-        url = engine.url.set(drivername="postgresql")
-        self._conninfo = url.render_as_string(hide_password=False)
-        self._dialect = engine.dialect
+        self._connections = connections
         self._max_group = max_group
         self._max_in_flight = max_in_flight
-        self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._queue: list[_Pending] = []
         self._in_flight = 0
         self._batches = 0
@@ -94,7 +89,8 @@ class LoopAppends:
         return await asyncio.shield(future)
 
     async def close(self) -> None:
-        """Let the flushes in flight end, then close the connections (at shutdown)."""
+        """Let the flushes in flight end (at shutdown; the connections are closed by
+        their owner afterwards)."""
         self._closed = True
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -102,10 +98,6 @@ class LoopAppends:
             if not pending.future.done():
                 pending.future.set_result(None)
         self._queue.clear()
-        idle, self._idle = self._idle, []
-        for conn in idle:
-            with contextlib.suppress(Exception):
-                await conn.close()
 
     def _start(self, group: list[_Pending]) -> None:
         self._in_flight += 1
@@ -173,29 +165,10 @@ class LoopAppends:
     async def _execute(
         self, statement: DriverStatement, params: dict[str, Any] | None
     ) -> list[tuple[Any, ...]]:
-        """``statement``'s rows, sent in autocommit on an idle connection (or a new one)."""
-        conn = self._idle.pop() if self._idle else await self._connect()
+        """``statement``'s rows, sent in autocommit on one of the worker's connections."""
         started = time.perf_counter()
         try:
-            cursor = await conn.execute(statement.compiled_for(self._dialect), params)
-            rows = await cursor.fetchall()
-        except BaseException:
-            await self._drop(conn)
-            raise
+            async with self._connections.connection() as conn:
+                return await self._connections.rows(conn, statement, params)
         finally:
             metrics.transaction_finished(write=True, seconds=time.perf_counter() - started)
-        self._idle.append(conn)
-        return rows
-
-    async def _drop(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        """Close ``conn``, whose state is unknown (a statement cut short, a lost server),
-        and the idle ones: what cut it (a restart, an outage) cut them too."""
-        dropped, self._idle = [conn, *self._idle], []
-        for each in dropped:
-            with contextlib.suppress(Exception):
-                await each.close()
-
-    async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        return await psycopg.AsyncConnection.connect(
-            self._conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
-        )

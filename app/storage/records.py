@@ -7,13 +7,20 @@ is exact (a ``limit + 1``-th key, or a key past the budget, exists), and no wind
 function runs per row (docs/performance.md, "Cheap pages"). Run lists page on the record
 ID; session lists on the session position, handed out under the session's lock in the
 writing transaction (commit order, never a sequence drawn before commit).
+
+A page is written once, as steps (``Steps``): the statements it sends, each chosen from the
+rows of the ones before, then its answer, or ``Unsure`` where only the transaction can
+answer (a missing owner, records deleted between the reads). ``drive`` sends them on a
+transaction's connection; ``LoopReads`` (loop_reads.py) on an event loop's, leaving what
+ends unsure to the transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from enum import Enum
+from typing import Any, Final, TypeVar
 
 import sqlalchemy as sa
 
@@ -28,10 +35,13 @@ from .append_check import insert, result
 from .context import Context
 from .driver import DriverStatement
 from .group_commit import Alone
-from .rows import RECORD_COLUMNS, records_from_rows
+from .rows import RECORD_COLUMNS, records_from_rows, run_from_row
 from .schema import run_records
 from .sessions import readable_session
+from .statements import SELECT_RUN_DRIVER
 from .unit_of_work import Tx
+
+T = TypeVar("T")
 
 
 def checked_ordinary(ctx: Context, record: Record) -> NewRecord:
@@ -127,34 +137,63 @@ class StreamPage:
         return Page(records=self.records, next_cursor=self.cursors[-1] if self.more else "")
 
 
-def _page(
-    ctx: Context,
-    tx: Tx,
-    query: _PageQuery,
-    owner: str,
-    *,
-    after: int,
-    limit: int,
-    recheck: Callable[[], object],
-) -> tuple[list[Record], list[int], bool]:
+Rows = Sequence[Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One statement of a read's steps; whoever drives the steps sends its rows back."""
+
+    statement: DriverStatement
+    params: dict[str, Any]
+
+
+class Unsure(Enum):
+    """How a read's steps end when only its transaction can give the answer."""
+
+    #: The list's owner was not found: whether it was purged is read in the transaction.
+    OWNER_MISSING = "owner_missing"
+    #: Records were deleted between the two reads (a purge, a retention sweep).
+    GAP = "gap"
+
+
+#: A read as steps: the statements it sends, each chosen from the rows of the ones before,
+#: then its answer. The rule is written once, here; ``drive`` sends the statements on a
+#: transaction's connection, ``LoopReads`` on an event loop's (loop_reads.py).
+Steps = Generator[Read, Rows, T]
+
+
+def drive(tx: Tx, steps: Steps[T]) -> T:
+    """The answer of ``steps``, each statement sent on the transaction's connection."""
+    fetch = tx.dialect.fetch_all
+    try:
+        read = next(steps)
+        while True:
+            read = steps.send(fetch(tx.conn, read.statement, read.params))
+    except StopIteration as done:
+        answer: T = done.value
+        return answer
+
+
+def _page_steps(
+    ctx: Context, query: _PageQuery, owner: str, *, after: int, limit: int
+) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
     """The records, their list positions, and whether more existed at read time.
 
-    ``recheck`` reads the owner again and raises the list's error when it is gone: on
-    PostgreSQL each of the two reads sees the commits made before it, so a purge (or a
-    retention sweep) may delete records between them. Both mark the session purged (or
-    tombstone the run) before they delete, so the owner's check then fails; a page with a
-    gap is never returned.
+    On PostgreSQL each of the two reads sees the commits made before it, so a purge (or a
+    retention sweep) may delete records between them: the steps then end ``GAP``, and the
+    transaction reads the owner again, which fails once it is purging (both mark the
+    session purged, or tombstone the run, before they delete). A page with a gap is never
+    returned.
     """
-    fetch = tx.dialect.fetch_all
-    keys = fetch(tx.conn, query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
+    keys = yield Read(query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
     if not keys:
         return [], [], False
     kept = _cut(keys, limit, ctx.page_byte_budget)
     last = keys[kept - 1][0]
-    rows = fetch(tx.conn, query.rows, {"owner": owner, "after": after, "last": last})
+    rows = yield Read(query.rows, {"owner": owner, "after": after, "last": last})
     if len(rows) != kept:
-        recheck()
-        raise UnavailableError("records were deleted while the page was read; retry")
+        return Unsure.GAP
     return records_from_rows(rows), [row[-1] for row in rows], len(keys) > kept
 
 
@@ -165,26 +204,52 @@ def _recheck_run(tx: Tx, run_id: str) -> None:
         readable_session(tx, run.session_id)
 
 
-def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> StreamPage:
-    """The run's records after ``cursor``; each record's cursor is its ID (section 4)."""
-    v.require_id(run_id, "run_id")
-    size = cursors.check_limit(limit, ctx.page_max)
+_DELETED_WHILE_READ: Final = "records were deleted while the page was read; retry"
 
-    def operation(tx: Tx) -> StreamPage:
-        run = tx.existing_run(run_id)
-        after = cursors.decode_record_id_cursor(cursor, run.record_count)
-        records, _, more = _page(
-            ctx,
-            tx,
-            _RUN_PAGE,
-            run_id,
-            after=after,
-            limit=size,
-            recheck=lambda: _recheck_run(tx, run_id),
+
+class RunPageRead:
+    """A page of a run's records after ``cursor``; each record's cursor is its ID
+    (section 4). The arguments are checked when it is made; ``steps`` reads the run, then
+    the page."""
+
+    __slots__ = ("_ctx", "_cursor", "_run_id", "_size")
+
+    def __init__(self, ctx: Context, run_id: str, cursor: str, limit: int) -> None:
+        v.require_id(run_id, "run_id")
+        self._ctx = ctx
+        self._run_id = run_id
+        self._cursor = cursor
+        self._size = cursors.check_limit(limit, ctx.page_max)
+
+    def steps(self) -> Steps[StreamPage | Unsure]:
+        found = yield Read(SELECT_RUN_DRIVER, {"run_id": self._run_id})
+        if not found:
+            return Unsure.OWNER_MISSING
+        run = run_from_row(SELECT_RUN_DRIVER.row(tuple(found[0])))
+        after = cursors.decode_record_id_cursor(self._cursor, run.record_count)
+        page = yield from _page_steps(
+            self._ctx, _RUN_PAGE, self._run_id, after=after, limit=self._size
         )
+        if isinstance(page, Unsure):
+            return page
+        records, _, more = page
         return StreamPage(records, [record.id for record in records], more)
 
-    return ctx.uow.read(operation)
+    def operation(self, tx: Tx) -> StreamPage:
+        """The page read in ``tx``, the transaction settling what the steps cannot."""
+        page = drive(tx, self.steps())
+        if page is Unsure.OWNER_MISSING:
+            raise tx.missing_run_error(self._run_id)
+        if page is Unsure.GAP:
+            _recheck_run(tx, self._run_id)  # raises once the run's session is purging
+            raise UnavailableError(_DELETED_WHILE_READ)
+        assert isinstance(page, StreamPage)
+        return page
+
+
+def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> StreamPage:
+    """The run's records after ``cursor``; each record's cursor is its ID (section 4)."""
+    return ctx.uow.read(RunPageRead(ctx, run_id, cursor, limit).operation)
 
 
 def _session_page(
@@ -201,15 +266,11 @@ def _session_page(
 
     def operation(tx: Tx) -> tuple[list[Record], list[int], bool]:
         readable_session(tx, session_id)
-        return _page(
-            ctx,
-            tx,
-            _SESSION_PAGE,
-            session_id,
-            after=after,
-            limit=size,
-            recheck=lambda: readable_session(tx, session_id),
-        )
+        page = drive(tx, _page_steps(ctx, _SESSION_PAGE, session_id, after=after, limit=size))
+        if isinstance(page, Unsure):
+            readable_session(tx, session_id)  # raises once the session is purging
+            raise UnavailableError(_DELETED_WHILE_READ)
+        return page
 
     records, positions, more = ctx.uow.read(operation)
     return records, positions, more, codec

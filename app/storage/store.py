@@ -65,9 +65,12 @@ from . import (
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .delivery_queue import DeliveryQueue
 from .group_commit import GroupCommit
+from .interrupts import read_timeout_of
 from .keys import CursorKeys
 from .loop_appends import LoopAppends
-from .records import StreamPage
+from .loop_connections import LoopConnections
+from .loop_reads import LoopReads
+from .records import RunPageRead, StreamPage
 from .replicas import primary_position, replica_set
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 from .webhooks import WebhookConfig
@@ -191,18 +194,40 @@ class SqlStore(counts.Counts):
         ``append_run_records`` can decide."""
         return batch.one_statement_batch(self._ctx, run_id, records)
 
-    def loop_appends(self, connections: int) -> LoopAppends | None:
-        """A combiner that sends single appends from an event loop (loop_appends.py), where
-        they are one statement: PostgreSQL with the fast path on and no read replicas (a
-        replica's reads wait for the positions of the writes, which this path does not
-        note); ``None`` elsewhere. With group commit off, each append is sent alone, up to
-        ``connections`` at once."""
+    def loop_connections(self) -> LoopConnections | None:
+        """Connections for statements sent from an event loop (loop_connections.py):
+        PostgreSQL without read replicas (a replica's reads wait for the positions of the
+        writes, which the loop's statements do not note); ``None`` elsewhere."""
         uow = self._ctx.uow
-        if not uow.dialect.fast_path or uow.replicas is not None:
+        if not uow.dialect.reads_in_autocommit or uow.replicas is not None:
+            return None
+        return LoopConnections(uow.engine)
+
+    def loop_appends(self, connections: LoopConnections, in_flight: int) -> LoopAppends | None:
+        """A combiner that sends single appends from an event loop (loop_appends.py), where
+        they are one statement: the fast path on; ``None`` elsewhere. With group commit
+        off, each append is sent alone, up to ``in_flight`` at once."""
+        if not self._ctx.uow.dialect.fast_path:
             return None
         if self._ctx.group_commit is None:
-            return LoopAppends(uow.engine, max_group=1, max_in_flight=connections)
-        return LoopAppends(uow.engine)
+            return LoopAppends(connections, max_group=1, max_in_flight=in_flight)
+        return LoopAppends(connections)
+
+    def loop_reads(self, connections: LoopConnections) -> LoopReads:
+        """Run pages read from an event loop (loop_reads.py) whenever a database thread
+        would read them in autocommit too (the default READ COMMITTED, known once the
+        store has read: until then, and at any stricter level, the threads read)."""
+        uow = self._ctx.uow
+        return LoopReads(
+            connections,
+            timeout=read_timeout_of(uow.engine),
+            allowed=uow.reads_known_in_autocommit,
+        )
+
+    def run_page_read(self, run_id: str, cursor: str = "", limit: int = 100) -> RunPageRead:
+        """``list_run_records``'s read, its arguments checked (raising the same errors),
+        for ``LoopReads``."""
+        return records.RunPageRead(self._ctx, run_id, cursor, limit)
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
         """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""

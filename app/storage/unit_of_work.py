@@ -92,7 +92,12 @@ class UnitOfWork:
         # Under the read deadline and the caller's cancellation (interrupts.py, 2.10).
         return self._transact(interrupts.bounded(operation, self.engine), write=False, single=None)
 
-    def _read_in_autocommit(self) -> bool:
+    def reads_known_in_autocommit(self) -> bool:
+        """Whether reads are known to run in autocommit (``False`` until a read learnt it;
+        never connects)."""
+        return self._reads_in_autocommit is True
+
+    def read_in_autocommit(self) -> bool:
         """Only at READ COMMITTED (the default): an engine made with a stricter level gets
         the snapshot of a read transaction it asked for. Known once connected."""
         if self._reads_in_autocommit is None:
@@ -112,13 +117,13 @@ class UnitOfWork:
     def _transact(
         self, operation: Callable[[Tx], T], *, write: bool, single: bool | None = False
     ) -> T:
-        """``single=None``: a read, in autocommit where ``_read_in_autocommit`` says so."""
+        """``single=None``: a read, in autocommit where ``read_in_autocommit`` says so."""
         attempt = 0
         while True:
             attempt += 1
             started = time.perf_counter()
             try:
-                if single or (single is None and self._read_in_autocommit()):
+                if single or (single is None and self.read_in_autocommit()):
                     return self._single(operation)
                 return self._once(operation, write=write)
             except StoreError:

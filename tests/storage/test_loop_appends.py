@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from app.domain.validation import NewRecord
 from app.main import create_app
 from app.settings import Settings
-from app.storage import LoopAppends, SqlStore
+from app.storage import LoopAppends, LoopConnections, SqlStore
 from app.storage.batch import OneStatementBatch
 from runtime_store_client import AppendResult, Record, RunStatus
 from tests.api.wire_builders import wire_record
@@ -35,11 +35,21 @@ def store(postgres_engine: Engine) -> SqlStore:
     return SqlStore(postgres_engine)
 
 
+def _combiner(engine: Engine, **kwargs: int) -> LoopAppends:
+    return LoopAppends(LoopConnections(engine), **kwargs)
+
+
+async def _close(combiner: LoopAppends) -> None:
+    """As the service does at shutdown: the flushes end, then the connections close."""
+    await combiner.close()
+    await combiner._connections.close()
+
+
 class Counted(LoopAppends):
     """Keeps the size of every group it sends."""
 
     def __init__(self, engine: Engine, **kwargs: int) -> None:
-        super().__init__(engine, **kwargs)
+        super().__init__(LoopConnections(engine), **kwargs)
         self.groups: list[int] = []
 
     async def _send(self, records: list[NewRecord]) -> list[AppendResult | None]:
@@ -52,7 +62,7 @@ def _appends(loop_appends: LoopAppends, records: list[NewRecord]) -> list[Append
         try:
             return list(await asyncio.gather(*(loop_appends.append(r) for r in records)))
         finally:
-            await loop_appends.close()
+            await _close(loop_appends)
 
     return asyncio.run(together())
 
@@ -80,7 +90,7 @@ def test_concurrent_appends_are_grouped_and_answered_as_the_store_answers(
         stored = store.list_run_records(run.run_id).records
         assert {r.event_key: r.id for r in stored[1:]} == mine
     # The same records again are exact retries: the original IDs, nothing stored twice.
-    again = _appends(LoopAppends(postgres_engine), checked)
+    again = _appends(_combiner(postgres_engine), checked)
     assert [a.id for a in again if a is not None] == [a.id for a in answers if a is not None]
     assert not any(a is None or a.inserted for a in again)
     # The store's own path answers the same for each of them.
@@ -97,7 +107,7 @@ def test_what_the_statement_refuses_is_left_to_the_store(
     )
     late = store.checked_append(record(run, event_key="late"))
 
-    assert _appends(LoopAppends(postgres_engine), [late]) == [None]
+    assert _appends(_combiner(postgres_engine), [late]) == [None]
     with postgres_engine.connect() as conn:
         stored = conn.execute(
             sa.text("SELECT count(*) FROM run_records WHERE run_id = :r AND event_key = 'late'"),
@@ -111,7 +121,7 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
 ) -> None:
     session = new_session(store)
     run = start_root(store, session.id).run
-    combiner = LoopAppends(postgres_engine)
+    combiner = _combiner(postgres_engine)
 
     async def scenario() -> list[AppendResult | None]:
         first = await combiner.append(store.checked_append(record(run, event_key="a")))
@@ -120,7 +130,7 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
             *(combiner.append(store.checked_append(record(run, event_key=k))) for k in "xy")
         )
         # Its connections' backends (only theirs: the database is shared with other tests).
-        pids = [conn.info.backend_pid for conn in combiner._idle]
+        pids = [conn.info.backend_pid for conn in combiner._connections._idle]
         assert len(pids) == 2
         with postgres_engine.connect() as conn:
             for pid in pids:
@@ -130,7 +140,7 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
         # What the caller does with it: the store appends it, retrying its own lost ones.
         stored = await asyncio.to_thread(store.append_run_record, b)
         after = await combiner.append(store.checked_append(record(run, event_key="c")))
-        await combiner.close()
+        await _close(combiner)
         return [first, lost, stored, after]
 
     first, lost, stored, after = asyncio.run(scenario())
@@ -145,11 +155,11 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
 
 def _batch(engine: Engine, batch: OneStatementBatch) -> list[AppendResult] | None:
     async def send() -> list[AppendResult] | None:
-        combiner = LoopAppends(engine)
+        combiner = _combiner(engine)
         try:
             return await combiner.append_batch(batch)
         finally:
-            await combiner.close()
+            await _close(combiner)
 
     return asyncio.run(send())
 
@@ -195,10 +205,10 @@ def test_a_closed_combiner_leaves_every_append_to_the_store(
 ) -> None:
     session = new_session(store)
     run = start_root(store, session.id).run
-    combiner = LoopAppends(postgres_engine)
+    combiner = _combiner(postgres_engine)
 
     async def scenario() -> AppendResult | None:
-        await combiner.close()
+        await _close(combiner)
         return await combiner.append(store.checked_append(record(run, event_key="a")))
 
     assert asyncio.run(scenario()) is None
@@ -207,9 +217,11 @@ def test_a_closed_combiner_leaves_every_append_to_the_store(
 def test_the_store_offers_the_combiner_only_where_an_append_is_one_statement(
     postgres_engine: Engine, sqlite_engine: Engine
 ) -> None:
-    assert SqlStore(postgres_engine).loop_appends(4) is not None
-    assert SqlStore(postgres_engine, fast_path=False).loop_appends(4) is None
-    assert SqlStore(sqlite_engine).loop_appends(4) is None
+    connections = SqlStore(postgres_engine).loop_connections()
+    assert connections is not None
+    assert SqlStore(postgres_engine).loop_appends(connections, 4) is not None
+    assert SqlStore(postgres_engine, fast_path=False).loop_appends(connections, 4) is None
+    assert SqlStore(sqlite_engine).loop_connections() is None
 
 
 @pytest.mark.parametrize("on", [True, False])

@@ -346,4 +346,9 @@ async def list_run_records(
     """The run's records, oldest first; `next_cursor` is the ID of the page's last record
     when more existed."""
     store, offload = services(request)
+    reads = request.app.state.loop_reads
+    if reads is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
+        page = await reads.run_page(store.run_page_read(run_id, cursor, limit))
+        if page is not None:
+            return respond_record_page(page.page())
     return respond_record_page(await offload(store.list_run_records, run_id, cursor, limit))

@@ -1,0 +1,97 @@
+"""Pages of a run's records read from the service's event loop, on async psycopg connections.
+
+A page on PostgreSQL is three autocommit statements (the run, the page's keys, its rows).
+Read on a database thread it also cost a hand-off to the thread and back and a pooled
+SQLAlchemy connection checked out and in (docs/performance.md, "Pages from the event
+loop"). Here the same statements go out from the event loop, on the worker's
+``LoopConnections``:
+
+* **The same rule.** ``RunPageRead.steps`` (records.py) is the page: which statement comes
+  next, from the rows of the ones before, and the answer. A database thread drives the
+  same steps in ``UnitOfWork.read``; here they are driven with ``await``. Each statement
+  is its own snapshot on both, as the store's reads on PostgreSQL always are.
+* **The same bounds.** The read runs under the store's read deadline
+  (``RUNTIME_STORE_READ_TIMEOUT_SECONDS``): past it the statement is cancelled in the
+  database (psycopg does so when its wait is cancelled) and the read answers the store's
+  ``unavailable``. A request whose client leaves is cancelled the same way.
+* **Anything unusual goes to the store.** Steps that end unsure (the run missing, records
+  deleted between the reads), a rule's error, a database error or a lost connection, and
+  a read that finds ``max_in_flight`` reads already running, are answered ``None``: the
+  caller reads the page with ``SqlStore.list_run_records`` on a database thread, which
+  raises the contract's error or retries as it always does.
+
+``RUNTIME_STORE_LOOP_READS=off`` leaves every page to the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Final
+
+import psycopg
+
+from app.observability import metrics
+from runtime_store_client import StoreError
+
+from .interrupts import timed_out
+from .loop_connections import LoopConnections
+from .records import RunPageRead, StreamPage, Unsure
+
+#: Reads sent at once from one worker's event loop; more go to the store's threads.
+MAX_IN_FLIGHT: Final = 4
+
+
+class LoopReads:
+    """Run pages read from one worker's event loop (see the module)."""
+
+    def __init__(
+        self,
+        connections: LoopConnections,
+        *,
+        timeout: float | None,
+        allowed: Callable[[], bool],
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> None:
+        """``allowed``: whether the store's own reads now run in autocommit, each
+        statement its own snapshot, as the loop's do (a stricter level reads a page in
+        one snapshot, which only a database thread gives here)."""
+        self._connections = connections
+        self._timeout = timeout
+        self._allowed = allowed
+        self._max_in_flight = max_in_flight
+        self._in_flight = 0
+
+    async def run_page(self, read: RunPageRead) -> StreamPage | None:
+        """The page, or ``None``: the store must read it (see the module)."""
+        if self._in_flight >= self._max_in_flight or not self._allowed():
+            return None
+        self._in_flight += 1
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._timeout):
+                page = await self._drive(read)
+        except TimeoutError:
+            metrics.transaction_unavailable()
+            raise timed_out(self._timeout or 0) from None
+        except (psycopg.Error, OSError):
+            return None  # the store reads it again: its retries, its errors
+        finally:
+            self._in_flight -= 1
+            metrics.transaction_finished(write=False, seconds=time.perf_counter() - started)
+        return page
+
+    async def _drive(self, read: RunPageRead) -> StreamPage | None:
+        steps = read.steps()
+        async with self._connections.connection() as conn:
+            try:
+                statement = next(steps)
+                while True:
+                    rows = await self._connections.rows(conn, statement.statement, statement.params)
+                    statement = steps.send(rows)
+            except StopIteration as done:
+                answer: StreamPage | Unsure = done.value
+                return None if isinstance(answer, Unsure) else answer
+            except StoreError:
+                return None  # a rule's error (a cursor past the run): the store raises it

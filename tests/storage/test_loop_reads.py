@@ -1,0 +1,240 @@
+"""Pages read from the event loop (``app/storage/loop_reads.py``) on a real PostgreSQL: the
+same pages as the store's own path (one rule, ``RunPageRead.steps``, driven two ways),
+the same deadline, and everything they cannot answer left to the store."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import sqlalchemy as sa
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+
+from app.main import create_app
+from app.settings import Settings
+from app.storage import LoopConnections, LoopReads, SqlStore
+from app.storage.records import StreamPage
+from runtime_store_client import (
+    InvalidArgumentError,
+    Page,
+    RunNotFoundError,
+    RunStatus,
+    SessionPurgedError,
+    UnavailableError,
+)
+from tests.contract.builders import T0, new_session, record, start_root, terminal_record
+
+
+@pytest.fixture
+def store(postgres_engine: Engine) -> SqlStore:
+    from tests.conftest import wipe
+
+    wipe(postgres_engine)
+    return SqlStore(postgres_engine, page_byte_budget=4_000)
+
+
+def _reads(engine: Engine, **kwargs: object) -> LoopReads:
+    options: dict[str, object] = {"timeout": 5.0, "allowed": lambda: True, **kwargs}
+    return LoopReads(LoopConnections(engine), **options)  # type: ignore[arg-type]
+
+
+def _pages(
+    reads: LoopReads, store: SqlStore, asks: list[tuple[str, str, int]]
+) -> list[StreamPage | None]:
+    async def read_all() -> list[StreamPage | None]:
+        try:
+            return [await reads.run_page(store.run_page_read(*ask)) for ask in asks]
+        finally:
+            await reads._connections.close()
+
+    return asyncio.run(read_all())
+
+
+def _run_with_records(store: SqlStore, count: int, size: int = 100) -> str:
+    run = start_root(store, new_session(store).id).run
+    for n in range(count):
+        payload = b'{"n":%d,"pad":"%s"}' % (n, b"x" * size)
+        store.append_run_record(record(run, event_key=f"k-{n}", payload=payload))
+    return run.run_id
+
+
+def test_a_page_from_the_event_loop_is_the_stores_page(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 30, size=300)
+    empty = start_root(store, new_session(store).id).run.run_id
+    asks = [
+        (run_id, "", 100),  # cut by the byte budget
+        (run_id, "", 5),
+        (run_id, "5", 5),
+        (run_id, "25", 100),  # the end of the list
+        (run_id, "31", 10),  # after the last record: empty, nothing more
+        (empty, "", 10),  # only its started record
+        (empty, "1", 10),
+    ]
+
+    from_loop = _pages(_reads(postgres_engine), store, asks)
+
+    for ask, page in zip(asks, from_loop, strict=True):
+        assert page is not None, ask
+        assert page == store.run_records_after(*ask), ask
+    first = from_loop[0]
+    assert first is not None
+    assert 1 < len(first.records) < 31  # cut by the byte budget
+    assert first.more
+
+
+def test_what_only_the_transaction_can_answer_is_left_to_the_store(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 3)
+    purged = start_root(store, new_session(store).id).run
+    store.record_run_terminal(
+        purged.run_id, RunStatus.COMPLETED, terminal_record(purged, RunStatus.COMPLETED)
+    )
+    store.end_session(purged.session_id, T0)
+    store.purge_session(purged.session_id)
+    asks = [
+        ("nowhere", "", 10),  # run_not_found
+        (purged.run_id, "", 10),  # session_purged
+        (run_id, "99", 10),  # a cursor past the run: invalid_argument
+    ]
+
+    assert _pages(_reads(postgres_engine), store, asks) == [None, None, None]
+    with pytest.raises(RunNotFoundError):
+        store.list_run_records("nowhere", "", 10)
+    with pytest.raises(SessionPurgedError):
+        store.list_run_records(purged.run_id, "", 10)
+    with pytest.raises(InvalidArgumentError):
+        store.list_run_records(run_id, "99", 10)
+
+
+def test_reads_beyond_the_limit_or_before_the_level_is_known_go_to_the_store(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 2)
+    ask = (run_id, "", 10)
+
+    assert _pages(_reads(postgres_engine, max_in_flight=0), store, [ask]) == [None]
+    assert _pages(_reads(postgres_engine, allowed=lambda: False), store, [ask]) == [None]
+    fresh = SqlStore(postgres_engine)
+    connections = fresh.loop_connections()
+    assert connections is not None
+    assert not fresh.loop_reads(connections)._allowed()  # nothing read yet: not known
+    fresh.list_run_records(run_id, "", 10)
+    assert fresh.loop_reads(connections)._allowed()
+
+
+@contextmanager
+def records_locked(engine: Engine) -> Iterator[None]:
+    """``run_records`` locked against reads until the block ends (at most 10 s)."""
+    release, locked = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with engine.connect() as conn, conn.begin():
+            conn.execute(sa.text("LOCK TABLE run_records IN ACCESS EXCLUSIVE MODE"))
+            locked.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        yield
+    finally:
+        release.set()
+        holder.join()
+
+
+def test_a_read_past_its_deadline_is_unavailable_and_stopped_in_the_database(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run = start_root(store, new_session(store).id).run
+    reads = _reads(postgres_engine, timeout=0.3)
+
+    async def read() -> tuple[float, str, int]:
+        started = time.monotonic()
+        try:
+            with pytest.raises(UnavailableError) as refused:
+                await reads.run_page(store.run_page_read(run.run_id, "", 10))
+            elapsed = time.monotonic() - started
+            # The statement was cancelled, not left waiting on the lock.
+            waiting = await asyncio.to_thread(_statements_waiting_on_records, postgres_engine)
+            return elapsed, str(refused.value), waiting
+        finally:
+            await reads._connections.close()
+
+    with records_locked(postgres_engine):
+        elapsed, message, waiting = asyncio.run(read())
+    assert 0.3 <= elapsed < 3
+    assert "0.3 s timeout" in message
+    assert waiting == 0
+
+
+def _statements_waiting_on_records(engine: Engine) -> int:
+    with engine.connect() as conn:
+        count: int = conn.execute(
+            sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND query LIKE '%run_records%'"
+            )
+        ).scalar_one()
+    return count
+
+
+def test_a_lost_connection_leaves_the_page_to_the_store_and_is_replaced(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 3)
+    reads = _reads(postgres_engine)
+
+    async def scenario() -> list[StreamPage | None]:
+        try:
+            first = await reads.run_page(store.run_page_read(run_id, "", 10))
+            (idle,) = reads._connections._idle
+            with postgres_engine.connect() as conn:
+                conn.execute(
+                    sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": idle.info.backend_pid}
+                )
+            lost = await reads.run_page(store.run_page_read(run_id, "", 10))
+            after = await reads.run_page(store.run_page_read(run_id, "", 10))
+            return [first, lost, after]
+        finally:
+            await reads._connections.close()
+
+    first, lost, after = asyncio.run(scenario())
+    assert first is not None
+    assert lost is None
+    assert after == first
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_served_page_is_read_from_the_event_loop_unless_switched_off(
+    store: SqlStore, postgres_url: str, on: bool
+) -> None:
+    run_id = _run_with_records(store, 3)
+    app = create_app(Settings(database_url=postgres_url, loop_reads=on, webhook_dispatch=False))
+    with TestClient(app) as http:
+        served: SqlStore = app.state.store
+        served.load_run(run_id)  # a first read: the isolation level is known
+        threaded: list[str] = []
+        original = served.list_run_records
+
+        def counted(run: str, cursor: str = "", limit: int = 100) -> Page:
+            threaded.append(run)
+            return original(run, cursor, limit)
+
+        served.list_run_records = counted  # type: ignore[method-assign, assignment]
+        page = http.get(f"/v1/runs/{run_id}/records", params={"limit": 2})
+        missing = http.get("/v1/runs/nowhere/records")
+    assert page.status_code == 200
+    assert [r["event_key"] for r in page.json()["records"]] == ["start", "k-0"]
+    assert page.json()["next_cursor"] == "2"
+    assert (missing.status_code, missing.json()["code"]) == (404, "run_not_found")
+    # Read on the loop when on; the missing run always goes to the store, which says so.
+    assert threaded == (["nowhere"] if on else [run_id, "nowhere"])
