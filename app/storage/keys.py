@@ -53,6 +53,10 @@ class CursorKeys:
                     self._codec = self._load()
         return self._codec
 
+    def loaded(self) -> CursorCodec | None:
+        """The codec if it is loaded already (never reads the database)."""
+        return self._codec
+
     def _load(self) -> CursorCodec:
         return CursorCodec(self._uow.write(lambda tx: _load_or_create(tx, CURSOR_KEY)))
 

@@ -1,15 +1,17 @@
-"""Pages of a run's records read from the service's event loop, on async psycopg connections.
+"""Pages of records read from the service's event loop, on async psycopg connections.
 
-A page on PostgreSQL is three autocommit statements (the run, the page's keys, its rows).
+A page on PostgreSQL is three autocommit statements (the run or the session, the page's
+keys, its rows).
 Read on a database thread it also cost a hand-off to the thread and back and a pooled
 SQLAlchemy connection checked out and in (docs/performance.md, "Pages from the event
 loop"). Here the same statements go out from the event loop, on the worker's
 ``LoopConnections``:
 
-* **The same rule.** ``RunPageRead.steps`` (records.py) is the page: which statement comes
-  next, from the rows of the ones before, and the answer. A database thread drives the
-  same steps in ``UnitOfWork.read``; here they are driven with ``await``. Each statement
-  is its own snapshot on both, as the store's reads on PostgreSQL always are.
+* **The same rule.** ``RunPageRead.steps`` and ``SessionPageRead.steps`` (records.py) are
+  the page: which statement comes next, from the rows of the ones before, and the answer.
+  A database thread drives the same steps in ``UnitOfWork.read``; here they are driven
+  with ``await``. Each statement is its own snapshot on both, as the store's reads on
+  PostgreSQL always are.
 * **The same bounds.** The read runs under the store's read deadline
   (``RUNTIME_STORE_READ_TIMEOUT_SECONDS``): past it the statement is cancelled in the
   database (psycopg does so when its wait is cancelled) and the read answers the store's
@@ -17,8 +19,10 @@ loop"). Here the same statements go out from the event loop, on the worker's
 * **Anything unusual goes to the store.** Steps that end unsure (the run missing, records
   deleted between the reads), a rule's error, a database error or a lost connection, and
   a read that finds ``max_in_flight`` reads already running, are answered ``None``: the
-  caller reads the page with ``SqlStore.list_run_records`` on a database thread, which
-  raises the contract's error or retries as it always does.
+  caller reads the page with ``SqlStore.list_run_records`` (or
+  ``list_session_run_records``) on a database thread, which raises the contract's error or
+  retries as it always does. A session page whose cursor needs the cursor key read from
+  the database is never started here.
 
 ``RUNTIME_STORE_LOOP_READS=off`` leaves every page to the store.
 """
@@ -28,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, TypeVar
 
 import psycopg
 
@@ -37,14 +41,16 @@ from runtime_store_client import StoreError
 
 from .interrupts import timed_out
 from .loop_connections import LoopConnections
-from .records import RunPageRead, StreamPage, Unsure
+from .records import Steps, Unsure
+
+T = TypeVar("T")
 
 #: Reads sent at once from one worker's event loop; more go to the store's threads.
 MAX_IN_FLIGHT: Final = 4
 
 
 class LoopReads:
-    """Run pages read from one worker's event loop (see the module)."""
+    """Pages read from one worker's event loop (see the module)."""
 
     def __init__(
         self,
@@ -63,15 +69,15 @@ class LoopReads:
         self._max_in_flight = max_in_flight
         self._in_flight = 0
 
-    async def run_page(self, read: RunPageRead) -> StreamPage | None:
-        """The page, or ``None``: the store must read it (see the module)."""
+    async def read(self, steps: Steps[T | Unsure]) -> T | None:
+        """The answer of ``steps``, or ``None``: the store must read it (see the module)."""
         if self._in_flight >= self._max_in_flight or not self._allowed():
             return None
         self._in_flight += 1
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._timeout):
-                page = await self._drive(read)
+                return await self._drive(steps)
         except TimeoutError:
             metrics.transaction_unavailable()
             raise timed_out(self._timeout or 0) from None
@@ -80,10 +86,8 @@ class LoopReads:
         finally:
             self._in_flight -= 1
             metrics.transaction_finished(write=False, seconds=time.perf_counter() - started)
-        return page
 
-    async def _drive(self, read: RunPageRead) -> StreamPage | None:
-        steps = read.steps()
+    async def _drive(self, steps: Steps[T | Unsure]) -> T | None:
         async with self._connections.connection() as conn:
             try:
                 statement = next(steps)
@@ -91,7 +95,7 @@ class LoopReads:
                     rows = await self._connections.rows(conn, statement.statement, statement.params)
                     statement = steps.send(rows)
             except StopIteration as done:
-                answer: StreamPage | Unsure = done.value
+                answer: T | Unsure = done.value
                 return None if isinstance(answer, Unsure) else answer
             except StoreError:
                 return None  # a rule's error (a cursor past the run): the store raises it

@@ -28,17 +28,23 @@ from app.domain import cursors
 from app.domain import validation as v
 from app.domain.append import ordinary_append
 from app.domain.validation import NewRecord
-from runtime_store_client import AppendResult, Page, Record, UnavailableError
+from runtime_store_client import (
+    AppendResult,
+    InvalidArgumentError,
+    Page,
+    Record,
+    UnavailableError,
+)
 
 from . import fast_path
 from .append_check import insert, result
 from .context import Context
 from .driver import DriverStatement
 from .group_commit import Alone
-from .rows import RECORD_COLUMNS, records_from_rows, run_from_row
+from .rows import RECORD_COLUMNS, records_from_rows, run_from_row, session_from_row
 from .schema import run_records
-from .sessions import readable_session
-from .statements import SELECT_RUN_DRIVER
+from .sessions import readable, readable_session
+from .statements import SELECT_RUN_DRIVER, SELECT_SESSION_DRIVER
 from .unit_of_work import Tx
 
 T = TypeVar("T")
@@ -252,36 +258,95 @@ def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> Str
     return ctx.uow.read(RunPageRead(ctx, run_id, cursor, limit).operation)
 
 
-def _session_page(
-    ctx: Context, session_id: str, cursor: str, limit: int
-) -> tuple[list[Record], list[int], bool, cursors.CursorCodec]:
-    """A page of a session's records after ``cursor``: the records, their positions,
-    whether more follow, and the codec that seals positions into the list's cursors."""
-    size = cursors.check_limit(limit, ctx.page_max)
-    v.optional_text(session_id, "session_id")
-    after = 0
-    if cursor:
-        (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
-    codec = ctx.cursors.codec()  # after ``open``, which may have reloaded the key
+class SessionPageRead:
+    """A page of every record of a session's runs after a cursor, in commit order; each
+    record's cursor is its session position, sealed to the session's list. Made by
+    ``opened`` (which may read the cursor key) or ``opened_with_loaded_key`` (which never
+    does); ``steps`` reads the session, then the page."""
 
-    def operation(tx: Tx) -> tuple[list[Record], list[int], bool]:
-        readable_session(tx, session_id)
-        page = drive(tx, _page_steps(ctx, _SESSION_PAGE, session_id, after=after, limit=size))
+    __slots__ = ("_after", "_codec", "_ctx", "_session_id", "_size")
+
+    def __init__(
+        self, ctx: Context, session_id: str, after: int, size: int, codec: cursors.CursorCodec
+    ) -> None:
+        self._ctx = ctx
+        self._session_id = session_id
+        self._after = after
+        self._size = size
+        self._codec = codec
+
+    @classmethod
+    def opened(cls, ctx: Context, session_id: str, cursor: str, limit: int) -> SessionPageRead:
+        """The read of the page after ``cursor``, its arguments checked; a cursor the
+        cached key refuses is tried under the key the database holds (``CursorKeys``)."""
+        size = cursors.check_limit(limit, ctx.page_max)
+        v.optional_text(session_id, "session_id")
+        after = 0
+        if cursor:
+            (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
+        # After ``open``, which may have reloaded the key.
+        return cls(ctx, session_id, after, size, ctx.cursors.codec())
+
+    @classmethod
+    def opened_with_loaded_key(
+        cls, ctx: Context, session_id: str, cursor: str, limit: int
+    ) -> SessionPageRead | None:
+        """``opened`` without the database: ``None`` when the key is not loaded yet, or
+        the cursor is one only ``opened`` can settle (refused under the loaded key)."""
+        size = cursors.check_limit(limit, ctx.page_max)
+        v.optional_text(session_id, "session_id")
+        codec = ctx.cursors.loaded()
+        if codec is None:
+            return None
+        after = 0
+        if cursor:
+            try:
+                (after,) = codec.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
+            except InvalidArgumentError:
+                return None
+        return cls(ctx, session_id, after, size, codec)
+
+    def steps(self) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
+        session_id = self._session_id
+        found = (
+            (yield Read(SELECT_SESSION_DRIVER, {"session_id": session_id})) if session_id else []
+        )
+        row = SELECT_SESSION_DRIVER.row(tuple(found[0])) if found else None
+        readable(session_id, None if row is None else session_from_row(row))
+        return (
+            yield from _page_steps(
+                self._ctx, _SESSION_PAGE, session_id, after=self._after, limit=self._size
+            )
+        )
+
+    def operation(self, tx: Tx) -> tuple[list[Record], list[int], bool]:
+        """The page read in ``tx``, the transaction settling what the steps cannot."""
+        page = drive(tx, self.steps())
         if isinstance(page, Unsure):
-            readable_session(tx, session_id)  # raises once the session is purging
+            readable_session(tx, self._session_id)  # raises once the session is purging
             raise UnavailableError(_DELETED_WHILE_READ)
         return page
 
-    records, positions, more = ctx.uow.read(operation)
-    return records, positions, more, codec
+    def page(self, read: tuple[list[Record], list[int], bool]) -> Page:
+        """The contract's page of what was read: only the last position is sealed (the
+        next cursor)."""
+        records, positions, more = read
+        sealed = self._codec.seal(cursors.SESSION_RECORDS, self._session_id, positions[-1:])
+        return Page(records=records, next_cursor=sealed if more else "")
+
+    def stream_page(self, read: tuple[list[Record], list[int], bool]) -> StreamPage:
+        """What was read with every record's cursor sealed (the live tail's event IDs)."""
+        records, positions, more = read
+        seal = self._codec.seal
+        sealed = [seal(cursors.SESSION_RECORDS, self._session_id, [p]) for p in positions]
+        return StreamPage(records, sealed, more)
 
 
 def session_records_after(ctx: Context, session_id: str, cursor: str, limit: int) -> StreamPage:
     """Every record of a session's runs after ``cursor``, in commit order; each record's
     cursor is sealed to the session's list."""
-    records, positions, more, codec = _session_page(ctx, session_id, cursor, limit)
-    sealed = [codec.seal(cursors.SESSION_RECORDS, session_id, [p]) for p in positions]
-    return StreamPage(records, sealed, more)
+    read = SessionPageRead.opened(ctx, session_id, cursor, limit)
+    return read.stream_page(ctx.uow.read(read.operation))
 
 
 def list_run_records(ctx: Context, run_id: str, cursor: str, limit: int) -> Page:
@@ -290,8 +355,6 @@ def list_run_records(ctx: Context, run_id: str, cursor: str, limit: int) -> Page
 
 
 def list_session_run_records(ctx: Context, session_id: str, cursor: str, limit: int) -> Page:
-    """A page of every record of a session's runs, in commit order (only the last
-    position is sealed: the next cursor)."""
-    records, positions, more, codec = _session_page(ctx, session_id, cursor, limit)
-    next_cursor = codec.seal(cursors.SESSION_RECORDS, session_id, positions[-1:]) if more else ""
-    return Page(records=records, next_cursor=next_cursor)
+    """A page of every record of a session's runs, in commit order."""
+    read = SessionPageRead.opened(ctx, session_id, cursor, limit)
+    return read.page(ctx.uow.read(read.operation))

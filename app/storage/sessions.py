@@ -39,7 +39,12 @@ def not_found(session_id: str) -> SessionNotFoundError:
 def readable_session(tx: Tx, session_id: str) -> SessionState:
     """A session that exists and is not purged (``""`` is never a session)."""
     v.optional_text(session_id, "session_id")
-    session = tx.session(session_id, lock=False) if session_id else None
+    return readable(session_id, tx.session(session_id, lock=False) if session_id else None)
+
+
+def readable(session_id: str, session: SessionState | None) -> SessionState:
+    """``session`` (read for ``session_id``) if it exists and is not purged; else the
+    error a read of it raises."""
     if session is None:
         raise not_found(session_id)
     if session.purged:

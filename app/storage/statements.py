@@ -25,6 +25,7 @@ LOCK_RUN: Final = SELECT_RUN.with_for_update()
 #: PostgreSQL: the unlocked read of a run (``load_run``, a page's cursor check) on the
 #: driver connection.
 SELECT_RUN_DRIVER: Final = DriverStatement(SELECT_RUN)
+SELECT_SESSION_DRIVER: Final = DriverStatement(SELECT_SESSION)
 SELECT_TOMBSTONE: Final = sa.select(run_tombstones.c.run_id).where(
     run_tombstones.c.run_id == _P("run_id")
 )

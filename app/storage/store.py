@@ -70,7 +70,7 @@ from .keys import CursorKeys
 from .loop_appends import LoopAppends
 from .loop_connections import LoopConnections
 from .loop_reads import LoopReads
-from .records import RunPageRead, StreamPage
+from .records import RunPageRead, SessionPageRead, StreamPage
 from .replicas import primary_position, replica_set
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 from .webhooks import WebhookConfig
@@ -228,6 +228,13 @@ class SqlStore(counts.Counts):
         """``list_run_records``'s read, its arguments checked (raising the same errors),
         for ``LoopReads``."""
         return records.RunPageRead(self._ctx, run_id, cursor, limit)
+
+    def session_page_read(
+        self, session_id: str, cursor: str = "", limit: int = 100
+    ) -> SessionPageRead | None:
+        """``list_session_run_records``'s read, its arguments checked (raising the same
+        errors), for ``LoopReads``; ``None`` when its cursor needs the database."""
+        return records.SessionPageRead.opened_with_loaded_key(self._ctx, session_id, cursor, limit)
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
         """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""

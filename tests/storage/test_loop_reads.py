@@ -1,6 +1,7 @@
 """Pages read from the event loop (``app/storage/loop_reads.py``) on a real PostgreSQL: the
-same pages as the store's own path (one rule, ``RunPageRead.steps``, driven two ways),
-the same deadline, and everything they cannot answer left to the store."""
+same pages as the store's own path (one rule, ``RunPageRead.steps`` and
+``SessionPageRead.steps``, each driven two ways), the same deadline, and everything they
+cannot answer left to the store."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from runtime_store_client import (
     Page,
     RunNotFoundError,
     RunStatus,
+    SessionNotFoundError,
     SessionPurgedError,
     UnavailableError,
 )
@@ -48,7 +50,7 @@ def _pages(
 ) -> list[StreamPage | None]:
     async def read_all() -> list[StreamPage | None]:
         try:
-            return [await reads.run_page(store.run_page_read(*ask)) for ask in asks]
+            return [await reads.read(store.run_page_read(*ask).steps()) for ask in asks]
         finally:
             await reads._connections.close()
 
@@ -114,6 +116,64 @@ def test_what_only_the_transaction_can_answer_is_left_to_the_store(
         store.list_run_records(run_id, "99", 10)
 
 
+def _session_pages(
+    reads: LoopReads, store: SqlStore, asks: list[tuple[str, str, int]]
+) -> list[Page | None]:
+    async def read_all() -> list[Page | None]:
+        pages: list[Page | None] = []
+        try:
+            for ask in asks:
+                read = store.session_page_read(*ask)
+                found = None if read is None else await reads.read(read.steps())
+                pages.append(None if read is None or found is None else read.page(found))
+            return pages
+        finally:
+            await reads._connections.close()
+
+    return asyncio.run(read_all())
+
+
+def test_a_session_page_from_the_event_loop_is_the_stores_page(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 20, size=300)
+    session_id = store.load_run(run_id).session_id
+    start_root(store, session_id)  # a second run: the session list spans both
+    first = store.list_session_run_records(session_id, "", 5)
+    asks = [(session_id, "", 100), (session_id, "", 5), (session_id, first.next_cursor, 5)]
+
+    from_loop = _session_pages(_reads(postgres_engine), store, asks)
+
+    assert from_loop == [store.list_session_run_records(*ask) for ask in asks]
+    assert from_loop[0] is not None
+    assert from_loop[0].next_cursor  # cut by the byte budget
+
+
+def test_a_session_page_the_loop_cannot_settle_is_left_to_the_store(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 3)
+    session_id = store.load_run(run_id).session_id
+    purged = start_root(store, new_session(store).id).run
+    store.record_run_terminal(
+        purged.run_id, RunStatus.COMPLETED, terminal_record(purged, RunStatus.COMPLETED)
+    )
+    store.end_session(purged.session_id, T0)
+    store.purge_session(purged.session_id)
+    cursor = store.list_session_run_records(session_id, "", 1).next_cursor
+    fresh = SqlStore(postgres_engine)  # its cursor key is not loaded yet
+
+    assert fresh.session_page_read(session_id, cursor, 10) is None
+    assert fresh.session_page_read(session_id, "", 10) is None
+    assert store.session_page_read(session_id, "not-a-cursor", 10) is None
+    asks = [("nowhere", "", 10), (purged.session_id, "", 10), ("", "", 10)]
+    assert _session_pages(_reads(postgres_engine), store, asks) == [None, None, None]
+    with pytest.raises(SessionNotFoundError):
+        store.list_session_run_records("nowhere", "", 10)
+    with pytest.raises(SessionPurgedError):
+        store.list_session_run_records(purged.session_id, "", 10)
+
+
 def test_reads_beyond_the_limit_or_before_the_level_is_known_go_to_the_store(
     store: SqlStore, postgres_engine: Engine
 ) -> None:
@@ -161,7 +221,7 @@ def test_a_read_past_its_deadline_is_unavailable_and_stopped_in_the_database(
         started = time.monotonic()
         try:
             with pytest.raises(UnavailableError) as refused:
-                await reads.run_page(store.run_page_read(run.run_id, "", 10))
+                await reads.read(store.run_page_read(run.run_id, "", 10).steps())
             elapsed = time.monotonic() - started
             # The statement was cancelled, not left waiting on the lock.
             waiting = await asyncio.to_thread(_statements_waiting_on_records, postgres_engine)
@@ -195,14 +255,14 @@ def test_a_lost_connection_leaves_the_page_to_the_store_and_is_replaced(
 
     async def scenario() -> list[StreamPage | None]:
         try:
-            first = await reads.run_page(store.run_page_read(run_id, "", 10))
+            first = await reads.read(store.run_page_read(run_id, "", 10).steps())
             (idle,) = reads._connections._idle
             with postgres_engine.connect() as conn:
                 conn.execute(
                     sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": idle.info.backend_pid}
                 )
-            lost = await reads.run_page(store.run_page_read(run_id, "", 10))
-            after = await reads.run_page(store.run_page_read(run_id, "", 10))
+            lost = await reads.read(store.run_page_read(run_id, "", 10).steps())
+            after = await reads.read(store.run_page_read(run_id, "", 10).steps())
             return [first, lost, after]
         finally:
             await reads._connections.close()
@@ -230,11 +290,27 @@ def test_a_served_page_is_read_from_the_event_loop_unless_switched_off(
             return original(run, cursor, limit)
 
         served.list_run_records = counted  # type: ignore[method-assign, assignment]
+        original_session = served.list_session_run_records
+
+        def counted_session(session: str, cursor: str = "", limit: int = 100) -> Page:
+            threaded.append(session)
+            return original_session(session, cursor, limit)
+
+        served.list_session_run_records = counted_session  # type: ignore[method-assign, assignment]
         page = http.get(f"/v1/runs/{run_id}/records", params={"limit": 2})
         missing = http.get("/v1/runs/nowhere/records")
+        session_id = served.load_run(run_id).session_id
+        first = http.get(f"/v1/sessions/{session_id}/records", params={"limit": 2})
+        cursor = first.json()["next_cursor"]
+        second = http.get(f"/v1/sessions/{session_id}/records", params={"cursor": cursor})
     assert page.status_code == 200
     assert [r["event_key"] for r in page.json()["records"]] == ["start", "k-0"]
     assert page.json()["next_cursor"] == "2"
     assert (missing.status_code, missing.json()["code"]) == (404, "run_not_found")
-    # Read on the loop when on; the missing run always goes to the store, which says so.
-    assert threaded == (["nowhere"] if on else [run_id, "nowhere"])
+    assert [r["event_key"] for r in first.json()["records"]] == ["start", "k-0"]
+    assert [r["event_key"] for r in second.json()["records"]] == ["k-1", "k-2"]
+    assert second.json()["next_cursor"] == ""
+    # Read on the loop when on; the missing run always goes to the store, which says so,
+    # and so does the worker's first session page: the cursor key is not loaded yet.
+    expected = ["nowhere", session_id] if on else [run_id, "nowhere", session_id, session_id]
+    assert threaded == expected

@@ -348,7 +348,7 @@ async def list_run_records(
     store, offload = services(request)
     reads = request.app.state.loop_reads
     if reads is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
-        page = await reads.run_page(store.run_page_read(run_id, cursor, limit))
+        page = await reads.read(store.run_page_read(run_id, cursor, limit).steps())
         if page is not None:
             return respond_record_page(page.page())
     return respond_record_page(await offload(store.list_run_records, run_id, cursor, limit))

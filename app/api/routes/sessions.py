@@ -217,6 +217,12 @@ async def list_session_run_records(
     A page also stops early once its payloads exceed the byte budget (at least one record).
     """
     store, offload = services(request)
+    reads = request.app.state.loop_reads
+    read = None if reads is None else store.session_page_read(session_id, cursor, limit)
+    if read is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
+        found = await reads.read(read.steps())
+        if found is not None:
+            return respond_record_page(read.page(found))
     return respond_record_page(
         await offload(store.list_session_run_records, session_id, cursor, limit)
     )
