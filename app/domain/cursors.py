@@ -110,13 +110,34 @@ class CursorCodec:
 # --- run records: the last record ID -----------------------------------------------------
 
 
+#: The largest record ID a run can reach (a ``BIGINT``).
+MAX_RECORD_ID: Final = 2**63 - 1
+
+
 def decode_record_id_cursor(cursor: str, last_id: int) -> int:
     """The record ID after which a run-record page starts (0 for "")."""
+    after = record_id_after(cursor)
+    check_record_id_issued(after, last_id)
+    return after
+
+
+def record_id_after(cursor: str) -> int:
+    """``decode_record_id_cursor`` before the run is known: the ID the cursor names, if it
+    could name one; whether it was issued for this run is ``check_record_id_issued``."""
     if cursor == "":
         return 0
-    if not isinstance(cursor, str) or not _DECIMAL.fullmatch(cursor) or int(cursor) > last_id:
+    if not isinstance(cursor, str) or not _DECIMAL.fullmatch(cursor):
         raise InvalidArgumentError(f"{_NOT_ISSUED} for this run")
-    return int(cursor)
+    after = int(cursor)
+    if after > MAX_RECORD_ID:
+        raise InvalidArgumentError(f"{_NOT_ISSUED} for this run")
+    return after
+
+
+def check_record_id_issued(after: int, last_id: int) -> None:
+    """A cursor past the run's last record was not issued for it."""
+    if after > last_id:
+        raise InvalidArgumentError(f"{_NOT_ISSUED} for this run")
 
 
 def check_limit(limit: int, maximum: int) -> int:

@@ -8,6 +8,9 @@ function runs per row (docs/performance.md, "Cheap pages"). Run lists page on th
 ID; session lists on the session position, handed out under the session's lock in the
 writing transaction (commit order, never a sequence drawn before commit).
 
+A run's page reads its run's record count with the keys, in one statement and one snapshot
+(``_RUN_AND_KEYS``): the cursor is checked against that count, so a page is two round trips.
+
 A page is written once, as steps (``Steps``): the statements it sends, each chosen from the
 rows of the ones before, then its answer, or ``Unsure`` where only the transaction can
 answer (a missing owner, records deleted between the reads). ``drive`` sends them on a
@@ -20,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import sqlalchemy as sa
 
@@ -41,10 +44,10 @@ from .append_check import insert, result
 from .context import Context
 from .driver import DriverStatement
 from .group_commit import Alone
-from .rows import RECORD_COLUMNS, records_from_rows, run_from_row, session_from_row
-from .schema import run_records
+from .rows import RECORD_COLUMNS, records_from_rows, session_from_row
+from .schema import run_records, runs
 from .sessions import readable, readable_session
-from .statements import SELECT_RUN_DRIVER, SELECT_SESSION_DRIVER
+from .statements import SELECT_SESSION_DRIVER
 from .unit_of_work import Tx
 
 T = TypeVar("T")
@@ -117,6 +120,15 @@ def _page_query(owner: sa.ColumnElement[Any], position: sa.ColumnElement[Any]) -
 
 _RUN_PAGE: Final = _page_query(run_records.c.run_id, run_records.c.seq)
 _SESSION_PAGE: Final = _page_query(run_records.c.session_id, run_records.c.session_seq)
+_RUN_KEYS: Final = cast("sa.Select[Any]", _RUN_PAGE.keys.statement).subquery("page_keys")
+#: A run page's first read: the run's record count with the page's keys, one round trip
+#: and one snapshot (one row with no key when none follow; no row when the run is missing).
+_RUN_AND_KEYS: Final = DriverStatement(
+    sa.select(runs.c.record_count, _RUN_KEYS.c.pos, _RUN_KEYS.c.size)
+    .select_from(runs.outerjoin(_RUN_KEYS, sa.true()))
+    .where(runs.c.run_id == sa.bindparam("owner"))
+    .order_by(_RUN_KEYS.c.pos)
+)
 
 
 def _cut(keys: Sequence[Sequence[Any]], limit: int, budget: int) -> int:
@@ -193,6 +205,13 @@ def _page_steps(
     returned.
     """
     keys = yield Read(query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
+    return (yield from _rows_steps(ctx, query, owner, keys, after=after, limit=limit))
+
+
+def _rows_steps(
+    ctx: Context, query: _PageQuery, owner: str, keys: Rows, *, after: int, limit: int
+) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
+    """``_page_steps`` once the keys (positions and payload sizes) are read."""
     if not keys:
         return [], [], False
     kept = _cut(keys, limit, ctx.page_byte_budget)
@@ -218,23 +237,26 @@ class RunPageRead:
     (section 4). The arguments are checked when it is made; ``steps`` reads the run, then
     the page."""
 
-    __slots__ = ("_ctx", "_cursor", "_run_id", "_size")
+    __slots__ = ("_after", "_ctx", "_run_id", "_size")
 
     def __init__(self, ctx: Context, run_id: str, cursor: str, limit: int) -> None:
         v.require_id(run_id, "run_id")
         self._ctx = ctx
         self._run_id = run_id
-        self._cursor = cursor
+        self._after = cursors.record_id_after(cursor)
         self._size = cursors.check_limit(limit, ctx.page_max)
 
     def steps(self) -> Steps[StreamPage | Unsure]:
-        found = yield Read(SELECT_RUN_DRIVER, {"run_id": self._run_id})
+        after, size = self._after, self._size
+        found = yield Read(
+            _RUN_AND_KEYS, {"owner": self._run_id, "after": after, "limit_plus_one": size + 1}
+        )
         if not found:
             return Unsure.OWNER_MISSING
-        run = run_from_row(SELECT_RUN_DRIVER.row(tuple(found[0])))
-        after = cursors.decode_record_id_cursor(self._cursor, run.record_count)
-        page = yield from _page_steps(
-            self._ctx, _RUN_PAGE, self._run_id, after=after, limit=self._size
+        cursors.check_record_id_issued(after, found[0][0])
+        keys = [(position, length) for _, position, length in found if position is not None]
+        page = yield from _rows_steps(
+            self._ctx, _RUN_PAGE, self._run_id, keys, after=after, limit=size
         )
         if isinstance(page, Unsure):
             return page

@@ -79,7 +79,7 @@ class UnitOfWork:
         """Run a read. On PostgreSQL it runs in autocommit: at READ COMMITTED every
         statement takes its own snapshot whether or not a transaction is open, so a
         read-only transaction adds only its ``BEGIN`` and ``COMMIT`` round trips
-        (``load_run``: three round trips become one; a page: five become three). On SQLite
+        (``load_run``: three round trips become one; a run's page: four become two). On SQLite
         a read transaction is one snapshot, which the pages rely on: it stays.
 
         A read of an HTTP request that allows it may be served by a read replica that has
