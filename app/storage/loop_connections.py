@@ -5,7 +5,8 @@ transaction, as the store's one-statement writes and its reads on PostgreSQL are
 (``UnitOfWork.statement``, ``UnitOfWork.read``). Rows come back in binary, as
 ``DriverStatement`` reads them on a database thread. An idle connection is reused; one
 whose statement failed or was cut short (a lost server, a cancelled request, a deadline)
-is closed, and the idle ones with it: what cut it (a restart, an outage) cut them too.
+is closed, and after a lost server the idle ones with it: what cut it (a restart, an
+outage) cut them too.
 The callers bound how many are open at once.
 """
 
@@ -43,11 +44,12 @@ class LoopConnections:
         conn = self._idle.pop() if self._idle else await self._connect()
         try:
             yield conn
-        except BaseException:
-            await self._drop(conn)
+        except BaseException as exc:
+            # A lost server took the idle ones too; a cancelled statement only this one.
+            await self._drop(conn, idle_too=isinstance(exc, (psycopg.OperationalError, OSError)))
             raise
         if self._closed:
-            await self._drop(conn)
+            await self._drop(conn, idle_too=False)
         else:
             self._idle.append(conn)
 
@@ -66,8 +68,10 @@ class LoopConnections:
             with contextlib.suppress(Exception):
                 await conn.close()
 
-    async def _drop(self, conn: Connection) -> None:
-        dropped, self._idle = [conn, *self._idle], []
+    async def _drop(self, conn: Connection, *, idle_too: bool = True) -> None:
+        dropped = [conn]
+        if idle_too:
+            dropped, self._idle = [conn, *self._idle], []
         for each in dropped:
             with contextlib.suppress(Exception):
                 await each.close()

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 from app.main import create_app
 from app.settings import Settings
 from app.storage import LoopConnections, LoopReads, SqlStore
-from app.storage.records import StreamPage
+from app.storage.records import Steps, StreamPage, Unsure
 from runtime_store_client import (
     InvalidArgumentError,
     Page,
@@ -217,23 +217,33 @@ def test_a_read_past_its_deadline_is_unavailable_and_stopped_in_the_database(
     run = start_root(store, new_session(store).id).run
     reads = _reads(postgres_engine, timeout=0.3)
 
-    async def read() -> tuple[float, str, int]:
-        started = time.monotonic()
+    def page() -> Steps[StreamPage | Unsure]:
+        return store.run_page_read(run.run_id, "", 10).steps()
+
+    async def read() -> tuple[float, str, int, list[int], list[int]]:
         try:
-            with pytest.raises(UnavailableError) as refused:
-                await reads.read(store.run_page_read(run.run_id, "", 10).steps())
-            elapsed = time.monotonic() - started
-            # The statement was cancelled, not left waiting on the lock.
-            waiting = await asyncio.to_thread(_statements_waiting_on_records, postgres_engine)
-            return elapsed, str(refused.value), waiting
+            await asyncio.gather(reads.read(page()), reads.read(page()))  # two connections
+            opened = [conn.info.backend_pid for conn in reads._connections._idle]
+            with records_locked(postgres_engine):
+                started = time.monotonic()
+                with pytest.raises(UnavailableError) as refused:
+                    await reads.read(page())
+                elapsed = time.monotonic() - started
+                # The statement was cancelled, not left waiting on the lock.
+                waiting = await asyncio.to_thread(_statements_waiting_on_records, postgres_engine)
+            kept = [conn.info.backend_pid for conn in reads._connections._idle]
+            return elapsed, str(refused.value), waiting, opened, kept
         finally:
             await reads._connections.close()
 
-    with records_locked(postgres_engine):
-        elapsed, message, waiting = asyncio.run(read())
+    elapsed, message, waiting, opened, kept = asyncio.run(read())
     assert 0.3 <= elapsed < 3
     assert "0.3 s timeout" in message
     assert waiting == 0
+    # Only the stopped read's connection is closed; the other stays for the next read.
+    assert len(opened) == 2
+    assert len(kept) == 1
+    assert kept[0] in opened
 
 
 def _statements_waiting_on_records(engine: Engine) -> int:
