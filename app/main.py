@@ -134,15 +134,15 @@ def _start_loop_paths(app: FastAPI, settings: Settings, *, traced: bool) -> None
     app/storage/loop_appends.py, loop_reads.py). Store spans come from wrapping the
     store's methods, so a traced service leaves it all to the store."""
     store: SqlStore = app.state.store
-    loop = None if traced else store.loop_connections()
+    loop = None if traced else store.loop.connections()
     app.state.loop_connections = loop
     app.state.loop_appends = (
-        store.loop_appends(loop, settings.db_pool_size)
+        store.loop.appends(loop, settings.db_pool_size)
         if loop is not None and settings.loop_appends
         else None
     )
     app.state.loop_reads = (
-        store.loop_reads(loop) if loop is not None and settings.loop_reads else None
+        store.loop.reads(loop) if loop is not None and settings.loop_reads else None
     )
 
 

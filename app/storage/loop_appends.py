@@ -6,7 +6,7 @@ connection checked out and in with its isolation level set and reset, and the th
 group commit (docs/performance.md, "Appends from the event loop"). Here the same statement
 goes out from the event loop on a connection of this module's own, in autocommit:
 
-* **The same rules.** The record has passed ``SqlStore.checked_append`` (the store's own
+* **The same rules.** The record has passed ``SqlStore.loop.checked_append`` (the store's own
   checks). The statements are ``fast_path``'s (``APPEND_ONE``, ``APPEND_GROUP``), the rows
   are read by ``fast_path.record_answer``: the same lock, checks, record ID, session
   position and answer as on a database thread.

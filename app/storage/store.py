@@ -18,7 +18,6 @@ from sqlalchemy.engine import Engine
 from app.domain.limits import Limits
 from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
-from app.domain.validation import NewRecord
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
@@ -65,12 +64,9 @@ from . import (
 from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
 from .delivery_queue import DeliveryQueue
 from .group_commit import GroupCommit
-from .interrupts import read_timeout_of
 from .keys import CursorKeys
-from .loop_appends import LoopAppends
-from .loop_connections import LoopConnections
-from .loop_reads import LoopReads
-from .records import RunPageRead, SessionPageRead, StreamPage
+from .loop_side import LoopSide
+from .records import StreamPage
 from .replicas import primary_position, replica_set
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
 from .webhooks import WebhookConfig
@@ -110,6 +106,8 @@ class SqlStore(counts.Counts):
             purge_batch=purge_batch,
             group_commit=GroupCommit(uow) if group_commit and uow.dialect.fast_path else None,
         )
+        #: What a worker's event loop sends itself, checked as the store checks (loop_side.py).
+        self.loop = LoopSide(self._ctx)
         #: The webhook dispatcher's side of the outbox (13.3).
         self.webhook_queue = DeliveryQueue(self._ctx, webhooks or WebhookConfig(), clock)
         #: Whether the database tells every worker of each commit (else ``watch_commits``).
@@ -180,61 +178,6 @@ class SqlStore(counts.Counts):
     def append_run_record(self, record: Record) -> AppendResult:
         """Append an ordinary record to a running run (3.7)."""
         return records.append_run_record(self._ctx, record)
-
-    def checked_append(self, record: Record) -> NewRecord:
-        """The record as ``append_run_record`` stores it, or the error of its first failed
-        check (for ``LoopAppends``, which sends what passed)."""
-        return records.checked_ordinary(self._ctx, record)
-
-    def one_statement_batch(
-        self, run_id: str, records: Sequence[Record]
-    ) -> batch.OneStatementBatch | None:
-        """The batch checked as ``append_run_records`` checks it (raising the same errors)
-        and ready for one statement (for ``LoopAppends``); ``None``: only
-        ``append_run_records`` can decide."""
-        return batch.one_statement_batch(self._ctx, run_id, records)
-
-    def loop_connections(self) -> LoopConnections | None:
-        """Connections for statements sent from an event loop (loop_connections.py):
-        PostgreSQL without read replicas (a replica's reads wait for the positions of the
-        writes, which the loop's statements do not note); ``None`` elsewhere."""
-        uow = self._ctx.uow
-        if not uow.dialect.reads_in_autocommit or uow.replicas is not None:
-            return None
-        return LoopConnections(uow.engine)
-
-    def loop_appends(self, connections: LoopConnections, in_flight: int) -> LoopAppends | None:
-        """A combiner that sends single appends from an event loop (loop_appends.py), where
-        they are one statement: the fast path on; ``None`` elsewhere. With group commit
-        off, each append is sent alone, up to ``in_flight`` at once."""
-        if not self._ctx.uow.dialect.fast_path:
-            return None
-        if self._ctx.group_commit is None:
-            return LoopAppends(connections, max_group=1, max_in_flight=in_flight)
-        return LoopAppends(connections)
-
-    def loop_reads(self, connections: LoopConnections) -> LoopReads:
-        """Run pages read from an event loop (loop_reads.py) whenever a database thread
-        would read them in autocommit too (the default READ COMMITTED, known once the
-        store has read: until then, and at any stricter level, the threads read)."""
-        uow = self._ctx.uow
-        return LoopReads(
-            connections,
-            timeout=read_timeout_of(uow.engine),
-            allowed=uow.reads_known_in_autocommit,
-        )
-
-    def run_page_read(self, run_id: str, cursor: str = "", limit: int = 100) -> RunPageRead:
-        """``list_run_records``'s read, its arguments checked (raising the same errors),
-        for ``LoopReads``."""
-        return records.RunPageRead(self._ctx, run_id, cursor, limit)
-
-    def session_page_read(
-        self, session_id: str, cursor: str = "", limit: int = 100
-    ) -> SessionPageRead | None:
-        """``list_session_run_records``'s read, its arguments checked (raising the same
-        errors), for ``LoopReads``; ``None`` when its cursor needs the database."""
-        return records.SessionPageRead.opened_with_loaded_key(self._ctx, session_id, cursor, limit)
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
         """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""

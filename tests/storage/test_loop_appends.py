@@ -73,7 +73,7 @@ def test_concurrent_appends_are_grouped_and_answered_as_the_store_answers(
     session = new_session(store)
     runs = [start_root(store, session.id).run for _ in range(3)]
     records = [record(runs[n % 3], event_key=f"k-{n}") for n in range(60)]
-    checked = [store.checked_append(item) for item in records]
+    checked = [store.loop.checked_append(item) for item in records]
 
     combiner = Counted(postgres_engine)
     answers = _appends(combiner, checked)
@@ -105,7 +105,7 @@ def test_what_the_statement_refuses_is_left_to_the_store(
     store.record_run_terminal(
         run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
     )
-    late = store.checked_append(record(run, event_key="late"))
+    late = store.loop.checked_append(record(run, event_key="late"))
 
     assert _appends(_combiner(postgres_engine), [late]) == [None]
     with postgres_engine.connect() as conn:
@@ -124,10 +124,10 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
     combiner = _combiner(postgres_engine)
 
     async def scenario() -> list[AppendResult | None]:
-        first = await combiner.append(store.checked_append(record(run, event_key="a")))
+        first = await combiner.append(store.loop.checked_append(record(run, event_key="a")))
         # Connect the combiner's second slot, then cut both.
         await asyncio.gather(
-            *(combiner.append(store.checked_append(record(run, event_key=k))) for k in "xy")
+            *(combiner.append(store.loop.checked_append(record(run, event_key=k))) for k in "xy")
         )
         # Its connections' backends (only theirs: the database is shared with other tests).
         pids = [conn.info.backend_pid for conn in combiner._connections._idle]
@@ -136,10 +136,10 @@ def test_a_lost_connection_leaves_its_records_to_the_store_and_is_replaced(
             for pid in pids:
                 conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         b = record(run, event_key="b")
-        lost = await combiner.append(store.checked_append(b))
+        lost = await combiner.append(store.loop.checked_append(b))
         # What the caller does with it: the store appends it, retrying its own lost ones.
         stored = await asyncio.to_thread(store.append_run_record, b)
-        after = await combiner.append(store.checked_append(record(run, event_key="c")))
+        after = await combiner.append(store.loop.checked_append(record(run, event_key="c")))
         await _close(combiner)
         return [first, lost, stored, after]
 
@@ -170,7 +170,7 @@ def test_a_batch_in_one_statement_is_answered_as_the_store_answers_it(
     session = new_session(store)
     run = start_root(store, session.id).run
     first, second = record(run, event_key="b-1"), record(run, event_key="b-2")
-    batch = store.one_statement_batch(run.run_id, [first, second, first])
+    batch = store.loop.one_statement_batch(run.run_id, [first, second, first])
     assert batch is not None
 
     answers = _batch(postgres_engine, batch)
@@ -190,11 +190,13 @@ def test_a_batch_only_the_transaction_can_decide_is_left_to_the_store(
     run = start_root(store, session.id).run
     changed = record(run, event_key="b-1", payload=b'{"other":true}')
     # The same key with other content: event_conflict, in the transaction's order.
-    assert store.one_statement_batch(run.run_id, [record(run, event_key="b-1"), changed]) is None
+    assert (
+        store.loop.one_statement_batch(run.run_id, [record(run, event_key="b-1"), changed]) is None
+    )
     store.record_run_terminal(
         run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
     )
-    late = store.one_statement_batch(run.run_id, [record(run, event_key="late")])
+    late = store.loop.one_statement_batch(run.run_id, [record(run, event_key="late")])
     assert late is not None
 
     assert _batch(postgres_engine, late) is None  # refused: the store raises run_not_active
@@ -209,7 +211,7 @@ def test_a_closed_combiner_leaves_every_append_to_the_store(
 
     async def scenario() -> AppendResult | None:
         await _close(combiner)
-        return await combiner.append(store.checked_append(record(run, event_key="a")))
+        return await combiner.append(store.loop.checked_append(record(run, event_key="a")))
 
     assert asyncio.run(scenario()) is None
 
@@ -217,11 +219,11 @@ def test_a_closed_combiner_leaves_every_append_to_the_store(
 def test_the_store_offers_the_combiner_only_where_an_append_is_one_statement(
     postgres_engine: Engine, sqlite_engine: Engine
 ) -> None:
-    connections = SqlStore(postgres_engine).loop_connections()
+    connections = SqlStore(postgres_engine).loop.connections()
     assert connections is not None
-    assert SqlStore(postgres_engine).loop_appends(connections, 4) is not None
-    assert SqlStore(postgres_engine, fast_path=False).loop_appends(connections, 4) is None
-    assert SqlStore(sqlite_engine).loop_connections() is None
+    assert SqlStore(postgres_engine).loop.appends(connections, 4) is not None
+    assert SqlStore(postgres_engine, fast_path=False).loop.appends(connections, 4) is None
+    assert SqlStore(sqlite_engine).loop.connections() is None
 
 
 @pytest.mark.parametrize("on", [True, False])

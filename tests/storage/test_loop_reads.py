@@ -50,7 +50,7 @@ def _pages(
 ) -> list[StreamPage | None]:
     async def read_all() -> list[StreamPage | None]:
         try:
-            return [await reads.read(store.run_page_read(*ask).steps()) for ask in asks]
+            return [await reads.read(store.loop.run_page_read(*ask).steps()) for ask in asks]
         finally:
             await reads._connections.close()
 
@@ -123,7 +123,7 @@ def _session_pages(
         pages: list[Page | None] = []
         try:
             for ask in asks:
-                read = store.session_page_read(*ask)
+                read = store.loop.session_page_read(*ask)
                 found = None if read is None else await reads.read(read.steps())
                 pages.append(None if read is None or found is None else read.page(found))
             return pages
@@ -163,9 +163,9 @@ def test_a_session_page_the_loop_cannot_settle_is_left_to_the_store(
     cursor = store.list_session_run_records(session_id, "", 1).next_cursor
     fresh = SqlStore(postgres_engine)  # its cursor key is not loaded yet
 
-    assert fresh.session_page_read(session_id, cursor, 10) is None
-    assert fresh.session_page_read(session_id, "", 10) is None
-    assert store.session_page_read(session_id, "not-a-cursor", 10) is None
+    assert fresh.loop.session_page_read(session_id, cursor, 10) is None
+    assert fresh.loop.session_page_read(session_id, "", 10) is None
+    assert store.loop.session_page_read(session_id, "not-a-cursor", 10) is None
     asks = [("nowhere", "", 10), (purged.session_id, "", 10), ("", "", 10)]
     assert _session_pages(_reads(postgres_engine), store, asks) == [None, None, None]
     with pytest.raises(SessionNotFoundError):
@@ -183,11 +183,11 @@ def test_reads_beyond_the_limit_or_before_the_level_is_known_go_to_the_store(
     assert _pages(_reads(postgres_engine, max_in_flight=0), store, [ask]) == [None]
     assert _pages(_reads(postgres_engine, allowed=lambda: False), store, [ask]) == [None]
     fresh = SqlStore(postgres_engine)
-    connections = fresh.loop_connections()
+    connections = fresh.loop.connections()
     assert connections is not None
-    assert not fresh.loop_reads(connections)._allowed()  # nothing read yet: not known
+    assert not fresh.loop.reads(connections)._allowed()  # nothing read yet: not known
     fresh.list_run_records(run_id, "", 10)
-    assert fresh.loop_reads(connections)._allowed()
+    assert fresh.loop.reads(connections)._allowed()
 
 
 @contextmanager
@@ -218,7 +218,7 @@ def test_a_read_past_its_deadline_is_unavailable_and_stopped_in_the_database(
     reads = _reads(postgres_engine, timeout=0.3)
 
     def page() -> Steps[StreamPage | Unsure]:
-        return store.run_page_read(run.run_id, "", 10).steps()
+        return store.loop.run_page_read(run.run_id, "", 10).steps()
 
     async def read() -> tuple[float, str, int, list[int], list[int]]:
         try:
@@ -265,14 +265,14 @@ def test_a_lost_connection_leaves_the_page_to_the_store_and_is_replaced(
 
     async def scenario() -> list[StreamPage | None]:
         try:
-            first = await reads.read(store.run_page_read(run_id, "", 10).steps())
+            first = await reads.read(store.loop.run_page_read(run_id, "", 10).steps())
             (idle,) = reads._connections._idle
             with postgres_engine.connect() as conn:
                 conn.execute(
                     sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": idle.info.backend_pid}
                 )
-            lost = await reads.read(store.run_page_read(run_id, "", 10).steps())
-            after = await reads.read(store.run_page_read(run_id, "", 10).steps())
+            lost = await reads.read(store.loop.run_page_read(run_id, "", 10).steps())
+            after = await reads.read(store.loop.run_page_read(run_id, "", 10).steps())
             return [first, lost, after]
         finally:
             await reads._connections.close()

@@ -150,7 +150,7 @@ async def append_run_record(
     record = body.record.contract()
     appends = request.app.state.loop_appends
     if appends is not None:  # PostgreSQL: from the event loop (app/storage/loop_appends.py)
-        answer = await appends.append(store.checked_append(record))
+        answer = await appends.append(store.loop.checked_append(record))
         if answer is not None:
             return respond_append_result(answer)
     return respond_append_result(await offload(store.append_run_record, record))
@@ -177,7 +177,7 @@ async def append_run_records(
     records = [item.contract() for item in body.records]
     appends = request.app.state.loop_appends
     if appends is not None:  # PostgreSQL: from the event loop (app/storage/loop_appends.py)
-        batch = store.one_statement_batch(run_id, records)
+        batch = store.loop.one_statement_batch(run_id, records)
         answers = None if batch is None else await appends.append_batch(batch)
         if answers is not None:
             return respond_append_results(answers)
@@ -348,7 +348,7 @@ async def list_run_records(
     store, offload = services(request)
     reads = request.app.state.loop_reads
     if reads is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
-        page = await reads.read(store.run_page_read(run_id, cursor, limit).steps())
+        page = await reads.read(store.loop.run_page_read(run_id, cursor, limit).steps())
         if page is not None:
             return respond_record_page(page.page())
     return respond_record_page(await offload(store.list_run_records, run_id, cursor, limit))

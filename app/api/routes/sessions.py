@@ -218,7 +218,7 @@ async def list_session_run_records(
     """
     store, offload = services(request)
     reads = request.app.state.loop_reads
-    read = None if reads is None else store.session_page_read(session_id, cursor, limit)
+    read = None if reads is None else store.loop.session_page_read(session_id, cursor, limit)
     if read is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
         found = await reads.read(read.steps())
         if found is not None:
