@@ -25,7 +25,6 @@ from runtime_store_client import (
 )
 
 from . import fast_path
-from . import statements as st
 from .append_check import insert, result
 from .context import Context
 from .rows import stored_record_from_row
@@ -66,8 +65,7 @@ def _check_input(ctx: Context, run_id: str, records: Sequence[Record]) -> list[v
 def _stored(tx: Tx, run_id: str, keys: list[str]) -> dict[str, StoredRecord | None]:
     """The stored records under the batch's keys, in one statement."""
     found: dict[str, StoredRecord | None] = dict.fromkeys(keys)
-    rows = tx.conn.execute(st.SELECT_RECORDS_BY_KEYS, {"run_id": run_id, "event_keys": keys})
-    for row in rows:
+    for row in tx.dialect.records_by_keys(tx.conn, run_id, keys):
         found[row.rec_event_key] = stored_record_from_row(row)
     return found
 

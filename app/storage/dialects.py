@@ -76,6 +76,10 @@ class Dialect(abc.ABC):
         """The run's row read without a lock, or ``None``; SQLite through SQLAlchemy."""
         return conn.execute(st.SELECT_RUN, {"run_id": run_id}).first()
 
+    def records_by_keys(self, conn: Connection, run_id: str, keys: list[str]) -> Sequence[Any]:
+        """The run's records stored under any of ``keys`` (``rec_*`` columns)."""
+        return conn.execute(st.SELECT_RECORDS_BY_KEYS, {"run_id": run_id, "event_keys": keys}).all()
+
     #: Whether the common writes take PostgreSQL's fast path (``fast_path/``): SQL
     #: functions answering in one round trip, or refusing to the Python path.
     fast_path = False
@@ -232,6 +236,11 @@ class PostgresDialect(Dialect):
     def select_run(self, conn: Connection, run_id: str) -> Any:
         """On the driver connection (reads of one run: ``load_run``, a page's run)."""
         return st.SELECT_RUN_DRIVER.first(conn, {"run_id": run_id})
+
+    def records_by_keys(self, conn: Connection, run_id: str, keys: list[str]) -> Sequence[Any]:
+        """Probed key by key (``SELECT_RECORDS_BY_KEYS_PROBED``)."""
+        params = {"run_id": run_id, "event_keys": keys}
+        return conn.execute(st.SELECT_RECORDS_BY_KEYS_PROBED, params).all()
 
     reads_in_autocommit = True
     notifies_commits = True

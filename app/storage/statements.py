@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from .driver import DriverStatement
 from .rows import NEW_RECORD_FIELDS, PREFIXED_RECORD_COLUMNS, RUN_MUTABLE, SESSION_MUTABLE
@@ -59,6 +60,24 @@ SELECT_RECORD: Final = sa.select(*PREFIXED_RECORD_COLUMNS).where(
 SELECT_RECORDS_BY_KEYS: Final = sa.select(*PREFIXED_RECORD_COLUMNS).where(
     run_records.c.run_id == _P("run_id"),
     run_records.c.event_key.in_(_P("event_keys", expanding=True)),
+)
+_BATCH_KEYS = (
+    sa.func.unnest(sa.cast(_P("event_keys"), ARRAY(sa.Text)))
+    .table_valued("event_key")
+    .render_derived(name="batch_keys")
+)
+_STORED_UNDER_KEY = (
+    sa.select(*PREFIXED_RECORD_COLUMNS)
+    .where(run_records.c.run_id == _P("run_id"), run_records.c.event_key == _BATCH_KEYS.c.event_key)
+    .limit(sa.literal_column("1"))
+    .lateral("stored")
+)
+#: PostgreSQL: the same read as one probe of the key index per key. A generic plan of the
+#: ``IN`` form, made while the table was small, may read the run's whole index range and
+#: filter the keys, so a batch would cost more the longer its run; a ``LATERAL`` subquery
+#: with ``LIMIT`` is probed key by key whatever the plan (tests/storage/test_fast_path_plans.py).
+SELECT_RECORDS_BY_KEYS_PROBED: Final = sa.select(_STORED_UNDER_KEY).select_from(
+    _BATCH_KEYS.join(_STORED_UNDER_KEY, sa.true())
 )
 SELECT_CHECKPOINT: Final = sa.select(checkpoints.c.checkpoint_id, checkpoints.c.data).where(
     checkpoints.c.run_id == _P("run_id")

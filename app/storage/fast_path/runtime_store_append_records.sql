@@ -48,19 +48,24 @@ BEGIN
     END IF;
     record_ids := array_fill(NULL::bigint, ARRAY[n]);
     inserted := array_fill(true, ARRAY[n]);
-    -- The records already stored under the batch's keys, in one join on the key index.
+    -- The records already stored under the batch's keys: one probe of the key index per
+    -- key (LATERAL with LIMIT: never a join over the run's records, whose cost would grow
+    -- with the run under a plan cached while the table was small).
     FOR found_row IN
-        SELECT i.ord, stored.seq,
-               (stored.agent_id = p_agent_id
-                AND stored.session_id IS NOT DISTINCT FROM p_session_id
-                AND stored.turn_id = i.turn_id
-                AND stored.type = i.type
-                AND stored.timestamp_ms = i.timestamp_ms
-                AND stored.payload = i.payload) AS same
+        SELECT i.ord, stored.seq, stored.same
           FROM unnest(p_event_keys, p_turn_ids, p_types, p_payloads, p_timestamps_ms)
                WITH ORDINALITY AS i(event_key, turn_id, type, payload, timestamp_ms, ord)
-          JOIN run_records AS stored
-            ON stored.run_id = p_run_id AND stored.event_key = i.event_key
+          CROSS JOIN LATERAL (
+               SELECT run_records.seq,
+                      (run_records.agent_id = p_agent_id
+                       AND run_records.session_id IS NOT DISTINCT FROM p_session_id
+                       AND run_records.turn_id = i.turn_id
+                       AND run_records.type = i.type
+                       AND run_records.timestamp_ms = i.timestamp_ms
+                       AND run_records.payload = i.payload) AS same
+                 FROM run_records
+                WHERE run_records.run_id = p_run_id AND run_records.event_key = i.event_key
+                LIMIT 1) AS stored
     LOOP
         IF NOT found_row.same THEN
             RETURN;
