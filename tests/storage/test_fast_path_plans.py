@@ -78,7 +78,7 @@ class Probe:
         self._dialect = postgresql.psycopg.dialect()  # type: ignore[no-untyped-call]
         self._params: dict[str, list[str]] = {}
 
-    def prepare(self, name: str, statement: sa.Executable) -> None:
+    def prepare(self, name: str, statement: sa.ClauseElement) -> None:
         """``PREPARE`` a Core statement as the store sends it (``$n`` for each name)."""
         text = str(statement.compile(dialect=self._dialect))
         names: list[str] = []
@@ -120,7 +120,7 @@ def _values(run: RunStart) -> dict[str, Any]:
 
 
 #: Statements of the Python path and the page reads, by prepared name, with their owner.
-_STATEMENTS: dict[str, tuple[sa.Executable, str]] = {
+_STATEMENTS: dict[str, tuple[sa.ClauseElement, str]] = {
     "run_page_keys": (page_reads._RUN_PAGE.keys.statement, "run"),
     "run_page_rows": (page_reads._RUN_PAGE.rows.statement, "run"),
     "run_and_page_keys": (page_reads._RUN_AND_KEYS.statement, "run"),
