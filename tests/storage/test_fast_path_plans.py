@@ -30,6 +30,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine
+from app.storage import record_reads as transcript_reads
 from app.storage import records as page_reads
 from app.storage import statements as st
 from app.storage.migrate import upgrade_schema
@@ -116,6 +117,9 @@ def _values(run: RunStart) -> dict[str, Any]:
         "after": 0,
         "last": 100,
         "limit_plus_one": 101,
+        "first": 1,
+        "through": 1_000_000,
+        "count": 101,
     }
 
 
@@ -128,6 +132,9 @@ _STATEMENTS: dict[str, tuple[sa.ClauseElement, str]] = {
     "session_page_rows": (page_reads._SESSION_PAGE.rows.statement, "session"),
     "run_and_record": (st._RUN_AND_RECORD, "run"),
     "records_by_keys": (st.SELECT_RECORDS_BY_KEYS_PROBED, "run"),
+    "transcript_keys": (transcript_reads._TRANSCRIPT_KEYS.statement, "run"),
+    "transcript_rows": (transcript_reads._TRANSCRIPT_ROWS.statement, "run"),
+    "record_by_key": (transcript_reads._RECORD_BY_KEY.statement, "run"),
 }
 
 
