@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bench import append_cost, client_cost, start_paths
+from bench import append_cost, batch_growth, client_cost, start_paths
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
@@ -178,6 +178,20 @@ def test_append_cost_measures_every_shape_and_leaves_no_database() -> None:
     figures = append_cost.main(["--calls", "50", "--rounds", "2", "--postgres-url", server])
 
     assert set(figures) == set(append_cost.SHAPES)
+    assert all(len(values) == 2 and min(values) >= 0 for values in figures.values())
+    assert _bench_databases(server) == before
+
+
+@pytest.mark.postgres
+def test_batch_growth_measures_each_path_in_every_block_and_leaves_no_database() -> None:
+    """``python -m bench.batch_growth`` measures both batch paths in every block, each on a
+    database of its own that it drops."""
+    server = _postgres_server()
+    before = _bench_databases(server)
+
+    figures = batch_growth.main(["--blocks", "2", "--block", "5", "--postgres-url", server])
+
+    assert set(figures) == {label for label, _ in batch_growth.PATHS}
     assert all(len(values) == 2 and min(values) >= 0 for values in figures.values())
     assert _bench_databases(server) == before
 
