@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bench import append_cost, batch_growth, client_cost, start_paths
+from bench import append_cost, batch_growth, client_cost, one_worker, start_paths
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
@@ -193,6 +193,24 @@ def test_batch_growth_measures_each_path_in_every_block_and_leaves_no_database()
 
     assert set(figures) == {label for label, _ in batch_growth.PATHS}
     assert all(len(values) == 2 and min(values) >= 0 for values in figures.values())
+    assert _bench_databases(server) == before
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("operation", one_worker.OPERATIONS)
+def test_one_worker_measures_each_process_and_leaves_no_database(operation: str) -> None:
+    """``python -m bench.one_worker`` serves one worker, sends the calls, reads every
+    process's CPU and drops its database."""
+    server = _postgres_server()
+    before = _bench_databases(server)
+
+    figures = one_worker.main(
+        [operation, "--clients", "2", "--calls", "60", "--postgres-url", server]
+    )
+
+    assert figures["calls/s"] > 0
+    assert figures["service ms"] > 0
+    assert min(figures.values()) >= 0
     assert _bench_databases(server) == before
 
 

@@ -17,8 +17,9 @@ goes out from the event loop on a connection of this module's own, in autocommit
   run; one run's records in arrival order), so that groups, workers and replicas take
   locks in one order.
 * **Batches** (``POST …/records/batch``) that one statement can take (``batch.py``,
-  ``OneStatementBatch``) go out the same way, each alone, at most ``MAX_IN_FLIGHT`` at once
-  (the others go to the store).
+  ``OneStatementBatch``) go out the same way, each alone, at most ``MAX_IN_FLIGHT`` at once;
+  the others wait their turn, which costs less than a database thread's hand-off
+  (docs/performance.md, "Loop reads and batches wait their turn").
 * **Anything unusual goes to the store.** A record the statement refuses (the Python path
   decides), and every record of a flush that failed (a lost connection, a deadline, any
   database error: committed or not, the store's own retries then see an exact retry), is
@@ -71,7 +72,7 @@ class LoopAppends:
         self._max_in_flight = max_in_flight
         self._queue: list[_Pending] = []
         self._in_flight = 0
-        self._batches = 0
+        self._batch_slots = asyncio.Semaphore(max_in_flight)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
 
@@ -123,10 +124,9 @@ class LoopAppends:
 
     async def append_batch(self, batch: OneStatementBatch) -> list[AppendResult] | None:
         """A batch's answers, or ``None``: the store must append it. Batches are never
-        grouped; at most ``max_in_flight`` are sent at once, the others go to the store."""
-        if self._closed or self._batches >= self._max_in_flight:
+        grouped; at most ``max_in_flight`` are sent at once, the others wait their turn."""
+        if self._closed:
             return None
-        self._batches += 1
         task = asyncio.get_running_loop().create_task(self._send_batch(batch))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -135,14 +135,15 @@ class LoopAppends:
 
     async def _send_batch(self, batch: OneStatementBatch) -> list[AppendResult] | None:
         statement = fast_path.APPEND_MANY
-        try:
-            rows = await self._execute(
-                statement, fast_path.many_params(batch.run_id, batch.distinct)
-            )
-        except Exception:
-            return None  # the store appends it, retrying or raising its error
-        finally:
-            self._batches -= 1
+        async with self._batch_slots:
+            if self._closed:
+                return None
+            try:
+                rows = await self._execute(
+                    statement, fast_path.many_params(batch.run_id, batch.distinct)
+                )
+            except Exception:
+                return None  # the store appends it, retrying or raising its error
         answers = fast_path.many_answers(statement.row(rows[0]) if rows else None)
         return None if answers is None else batch.results(answers)
 

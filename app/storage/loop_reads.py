@@ -16,10 +16,13 @@ loop"). Here the same statements go out from the event loop, on the worker's
   (``RUNTIME_STORE_READ_TIMEOUT_SECONDS``): past it the statement is cancelled in the
   database (psycopg does so when its wait is cancelled) and the read answers the store's
   ``unavailable``. A request whose client leaves is cancelled the same way.
+* **A few connections, shared in turn.** At most ``max_in_flight`` reads run at once; a
+  read that finds them all running waits for one to finish (inside its deadline). Waiting
+  on the loop costs less than a database thread's hand-off, and a few connections keep
+  PostgreSQL as busy as more would (docs/performance.md, "Loop reads and batches wait their turn").
 * **Anything unusual goes to the store.** Steps that end unsure (the run missing, records
-  deleted between the reads), a rule's error, a database error or a lost connection, and
-  a read that finds ``max_in_flight`` reads already running, are answered ``None``: the
-  caller reads the page with ``SqlStore.list_run_records`` (or
+  deleted between the reads), a rule's error, a database error or a lost connection are
+  answered ``None``: the caller reads the page with ``SqlStore.list_run_records`` (or
   ``list_session_run_records``) on a database thread, which raises the contract's error or
   retries as it always does. A session page whose cursor needs the cursor key read from
   the database is never started here.
@@ -45,7 +48,7 @@ from .records import Steps, Unsure
 
 T = TypeVar("T")
 
-#: Reads sent at once from one worker's event loop; more go to the store's threads.
+#: Reads sent at once from one worker's event loop; more wait for one of them to finish.
 MAX_IN_FLIGHT: Final = 4
 
 
@@ -66,17 +69,15 @@ class LoopReads:
         self._connections = connections
         self._timeout = timeout
         self._allowed = allowed
-        self._max_in_flight = max_in_flight
-        self._in_flight = 0
+        self._slots = asyncio.Semaphore(max_in_flight)
 
     async def read(self, steps: Steps[T | Unsure]) -> T | None:
         """The answer of ``steps``, or ``None``: the store must read it (see the module)."""
-        if self._in_flight >= self._max_in_flight or not self._allowed():
+        if not self._allowed():
             return None
-        self._in_flight += 1
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(self._timeout):
+            async with asyncio.timeout(self._timeout), self._slots:
                 return await self._drive(steps)
         except TimeoutError:
             metrics.transaction_unavailable()
@@ -84,7 +85,6 @@ class LoopReads:
         except (psycopg.Error, OSError):
             return None  # the store reads it again: its retries, its errors
         finally:
-            self._in_flight -= 1
             metrics.transaction_finished(write=False, seconds=time.perf_counter() - started)
 
     async def _drive(self, steps: Steps[T | Unsure]) -> T | None:

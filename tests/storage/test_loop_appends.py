@@ -183,6 +183,29 @@ def test_a_batch_in_one_statement_is_answered_as_the_store_answers_it(
     assert not any(a.inserted for a in again)
 
 
+def test_batches_beyond_the_limit_wait_their_turn_on_the_same_connection(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    runs = [start_root(store, new_session(store).id).run for _ in range(3)]
+    batches = []
+    for run in runs:
+        batch = store.loop.one_statement_batch(run.run_id, [record(run, event_key="b-1")])
+        assert batch is not None
+        batches.append(batch)
+    combiner = _combiner(postgres_engine, max_in_flight=1)
+
+    async def send() -> tuple[list[list[AppendResult] | None], int]:
+        try:
+            answers = await asyncio.gather(*(combiner.append_batch(b) for b in batches))
+            return list(answers), len(combiner._connections._idle)
+        finally:
+            await _close(combiner)
+
+    answers, opened = asyncio.run(send())
+    assert [[(a.id, a.inserted) for a in found or []] for found in answers] == [[("2", True)]] * 3
+    assert opened == 1
+
+
 def test_a_batch_only_the_transaction_can_decide_is_left_to_the_store(
     store: SqlStore, postgres_engine: Engine
 ) -> None:

@@ -174,13 +174,12 @@ def test_a_session_page_the_loop_cannot_settle_is_left_to_the_store(
         store.list_session_run_records(purged.session_id, "", 10)
 
 
-def test_reads_beyond_the_limit_or_before_the_level_is_known_go_to_the_store(
+def test_reads_before_the_level_is_known_go_to_the_store(
     store: SqlStore, postgres_engine: Engine
 ) -> None:
     run_id = _run_with_records(store, 2)
     ask = (run_id, "", 10)
 
-    assert _pages(_reads(postgres_engine, max_in_flight=0), store, [ask]) == [None]
     assert _pages(_reads(postgres_engine, allowed=lambda: False), store, [ask]) == [None]
     fresh = SqlStore(postgres_engine)
     connections = fresh.loop.connections()
@@ -188,6 +187,61 @@ def test_reads_beyond_the_limit_or_before_the_level_is_known_go_to_the_store(
     assert not fresh.loop.reads(connections)._allowed()  # nothing read yet: not known
     fresh.list_run_records(run_id, "", 10)
     assert fresh.loop.reads(connections)._allowed()
+
+
+def test_reads_beyond_the_limit_wait_their_turn_on_the_same_connections(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 3)
+    expected = store.list_run_records(run_id, "", 10)
+    reads = _reads(postgres_engine, max_in_flight=1)
+
+    async def read() -> tuple[list[StreamPage | None], bool, int]:
+        try:
+            with records_locked(postgres_engine):  # the first read waits on the lock
+                pending = [
+                    asyncio.ensure_future(
+                        reads.read(store.loop.run_page_read(run_id, "", 10).steps())
+                    )
+                    for _ in range(3)
+                ]
+                await asyncio.sleep(0.3)
+                waited = not any(task.done() for task in pending)
+            pages = await asyncio.gather(*pending)
+            return pages, waited, len(reads._connections._idle)
+        finally:
+            await reads._connections.close()
+
+    pages, waited, opened = asyncio.run(read())
+    assert waited
+    assert [page.page() if page else None for page in pages] == [expected] * 3
+    assert opened == 1
+
+
+def test_a_read_waiting_its_turn_keeps_its_deadline(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_records(store, 1)
+    reads = _reads(postgres_engine, max_in_flight=1, timeout=0.3)
+
+    async def read() -> tuple[float, list[object]]:
+        try:
+            with records_locked(postgres_engine):
+                started = time.monotonic()
+                answers = await asyncio.gather(
+                    *(
+                        reads.read(store.loop.run_page_read(run_id, "", 10).steps())
+                        for _ in range(2)
+                    ),
+                    return_exceptions=True,
+                )
+                return time.monotonic() - started, list(answers)
+        finally:
+            await reads._connections.close()
+
+    elapsed, answers = asyncio.run(read())
+    assert all(isinstance(answer, UnavailableError) for answer in answers), answers
+    assert elapsed < 3
 
 
 @contextmanager
