@@ -1,7 +1,7 @@
 """Pages of records read from the service's event loop, on async psycopg connections.
 
-A page on PostgreSQL is three autocommit statements (the run or the session, the page's
-keys, its rows).
+A page on PostgreSQL is two autocommit statements (the run or the session with the
+page's keys, then its rows).
 Read on a database thread it also cost a hand-off to the thread and back and a pooled
 SQLAlchemy connection checked out and in (docs/performance.md, "Pages from the event
 loop"). Here the same statements go out from the event loop, on the worker's

@@ -45,9 +45,8 @@ from .context import Context
 from .driver import DriverStatement
 from .group_commit import Alone
 from .rows import RECORD_COLUMNS, records_from_rows, session_from_row
-from .schema import run_records, runs
+from .schema import run_records, runs, sessions
 from .sessions import readable, readable_session
-from .statements import SELECT_SESSION_DRIVER
 from .unit_of_work import Tx
 
 T = TypeVar("T")
@@ -129,6 +128,14 @@ _RUN_AND_KEYS: Final = DriverStatement(
     .where(runs.c.run_id == sa.bindparam("owner"))
     .order_by(_RUN_KEYS.c.pos)
 )
+_SESSION_KEYS: Final = cast("sa.Select[Any]", _SESSION_PAGE.keys.statement).subquery("page_keys")
+#: A session page's first read, the same way: the session's row with the page's keys.
+_SESSION_AND_KEYS: Final = DriverStatement(
+    sa.select(sessions, _SESSION_KEYS.c.pos, _SESSION_KEYS.c.size)
+    .select_from(sessions.outerjoin(_SESSION_KEYS, sa.true()))
+    .where(sessions.c.session_id == sa.bindparam("owner"))
+    .order_by(_SESSION_KEYS.c.pos)
+)
 
 
 def _cut(keys: Sequence[Sequence[Any]], limit: int, budget: int) -> int:
@@ -193,10 +200,11 @@ def drive(tx: Tx, steps: Steps[T]) -> T:
         return answer
 
 
-def _page_steps(
-    ctx: Context, query: _PageQuery, owner: str, *, after: int, limit: int
+def _rows_steps(
+    ctx: Context, query: _PageQuery, owner: str, keys: Rows, *, after: int, limit: int
 ) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
-    """The records, their list positions, and whether more existed at read time.
+    """The records of a page, their list positions, and whether more existed at read
+    time, from the page's keys (positions and payload sizes, read with the owner).
 
     On PostgreSQL each of the two reads sees the commits made before it, so a purge (or a
     retention sweep) may delete records between them: the steps then end ``GAP``, and the
@@ -204,14 +212,6 @@ def _page_steps(
     session purged, or tombstone the run, before they delete). A page with a gap is never
     returned.
     """
-    keys = yield Read(query.keys, {"owner": owner, "after": after, "limit_plus_one": limit + 1})
-    return (yield from _rows_steps(ctx, query, owner, keys, after=after, limit=limit))
-
-
-def _rows_steps(
-    ctx: Context, query: _PageQuery, owner: str, keys: Rows, *, after: int, limit: int
-) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
-    """``_page_steps`` once the keys (positions and payload sizes) are read."""
     if not keys:
         return [], [], False
     kept = _cut(keys, limit, ctx.page_byte_budget)
@@ -234,8 +234,8 @@ _DELETED_WHILE_READ: Final = "records were deleted while the page was read; retr
 
 class RunPageRead:
     """A page of a run's records after ``cursor``; each record's cursor is its ID
-    (section 4). The arguments are checked when it is made; ``steps`` reads the run, then
-    the page."""
+    (section 4). The arguments are checked when it is made; ``steps`` reads the run with
+    the page's keys, then the rows."""
 
     __slots__ = ("_after", "_ctx", "_run_id", "_size")
 
@@ -284,7 +284,7 @@ class SessionPageRead:
     """A page of every record of a session's runs after a cursor, in commit order; each
     record's cursor is its session position, sealed to the session's list. Made by
     ``opened`` (which may read the cursor key) or ``opened_with_loaded_key`` (which never
-    does); ``steps`` reads the session, then the page."""
+    does); ``steps`` reads the session with the page's keys, then the rows."""
 
     __slots__ = ("_after", "_codec", "_ctx", "_session_id", "_size")
 
@@ -329,15 +329,17 @@ class SessionPageRead:
         return cls(ctx, session_id, after, size, codec)
 
     def steps(self) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
-        session_id = self._session_id
-        found = (
-            (yield Read(SELECT_SESSION_DRIVER, {"session_id": session_id})) if session_id else []
-        )
-        row = SELECT_SESSION_DRIVER.row(tuple(found[0])) if found else None
+        session_id, after, size = self._session_id, self._after, self._size
+        found: Rows = []
+        if session_id:  # "" is never a session
+            params = {"owner": session_id, "after": after, "limit_plus_one": size + 1}
+            found = yield Read(_SESSION_AND_KEYS, params)
+        row = _SESSION_AND_KEYS.row(tuple(found[0])) if found else None
         readable(session_id, None if row is None else session_from_row(row))
+        keys = [(line[-2], line[-1]) for line in found if line[-2] is not None]
         return (
-            yield from _page_steps(
-                self._ctx, _SESSION_PAGE, session_id, after=self._after, limit=self._size
+            yield from _rows_steps(
+                self._ctx, _SESSION_PAGE, session_id, keys, after=after, limit=size
             )
         )
 

@@ -23,10 +23,8 @@ SELECT_SESSION: Final = sa.select(sessions).where(sessions.c.session_id == _P("s
 LOCK_SESSION: Final = SELECT_SESSION.with_for_update()
 SELECT_RUN: Final = sa.select(runs).where(runs.c.run_id == _P("run_id"))
 LOCK_RUN: Final = SELECT_RUN.with_for_update()
-#: PostgreSQL: the unlocked read of a run (``load_run``, a page's cursor check) on the
-#: driver connection.
+#: PostgreSQL: the unlocked read of a run (``load_run``) on the driver connection.
 SELECT_RUN_DRIVER: Final = DriverStatement(SELECT_RUN)
-SELECT_SESSION_DRIVER: Final = DriverStatement(SELECT_SESSION)
 SELECT_TOMBSTONE: Final = sa.select(run_tombstones.c.run_id).where(
     run_tombstones.c.run_id == _P("run_id")
 )

@@ -129,6 +129,7 @@ _STATEMENTS: dict[str, tuple[sa.ClauseElement, str]] = {
     "run_page_rows": (page_reads._RUN_PAGE.rows.statement, "run"),
     "run_and_page_keys": (page_reads._RUN_AND_KEYS.statement, "run"),
     "session_page_keys": (page_reads._SESSION_PAGE.keys.statement, "session"),
+    "session_and_page_keys": (page_reads._SESSION_AND_KEYS.statement, "session"),
     "session_page_rows": (page_reads._SESSION_PAGE.rows.statement, "session"),
     "run_and_record": (st._RUN_AND_RECORD, "run"),
     "records_by_keys": (st.SELECT_RECORDS_BY_KEYS_PROBED, "run"),

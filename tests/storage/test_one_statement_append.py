@@ -311,6 +311,26 @@ def test_a_run_page_is_two_round_trips_with_no_transaction_on_postgresql(
     assert "Query" not in messages
 
 
+def test_a_session_page_is_two_round_trips_with_no_transaction_on_postgresql(
+    single_connection: Engine,
+) -> None:
+    """The session with the page's keys, then the rows (once the cursor key is loaded)."""
+    store = SqlStore(single_connection)
+    run = start_root(store, new_session(store).id).run
+    store.append_run_records(run.run_id, [record(run, event_key=f"e{n}") for n in range(5)])
+    first = store.list_session_run_records(run.session_id, limit=3)  # loads the cursor key
+
+    page, messages = _sent(
+        single_connection,
+        lambda: store.list_session_run_records(run.session_id, first.next_cursor, limit=3),
+    )
+
+    assert [r.event_key for r in page.records] == ["e2", "e3", "e4"]
+    assert page.next_cursor == ""
+    assert _round_trips(messages) == 2, messages
+    assert "Query" not in messages
+
+
 def test_an_engine_at_a_stricter_isolation_level_keeps_its_read_transactions(
     postgres_url: str,
 ) -> None:
