@@ -15,6 +15,7 @@ import asyncio
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from app.storage import SqlStore, create_engine, upgrade_schema
@@ -30,11 +31,14 @@ from .servers import (
     stop_service,
     tree_cpu_seconds,
 )
-from .workloads import BATCH, Database, ordinary, start_in_new_session
+from .workloads import BATCH, PAYLOAD, Database, ordinary, start_in_new_session
 
 #: Records in the run a page is read from.
 RUN_RECORDS = 1_000
-OPERATIONS = ("page", "batch")
+TRANSCRIPT_TYPE = "transcript_messages_appended"
+OPERATIONS = ("page", "transcript", "batch")
+#: A transcript page's run: this many transcript records, each followed by an ordinary one.
+TRANSCRIPT_RECORDS = 200
 #: Calls each client sends before the measurement (connections, caches).
 WARM_UP = 20
 
@@ -49,6 +53,19 @@ def _calls(
             return await store.list_run_records(run.run_id, "", 100)
 
         return page
+    if operation == "transcript":
+        run = start_in_new_session(db, "t", "t-run")
+        body = b'["' + b"x" * (len(PAYLOAD) - 4) + b'"]'
+        through = ""
+        for n in range(TRANSCRIPT_RECORDS):
+            message = replace(ordinary(run, f"t-{n}"), type=TRANSCRIPT_TYPE, payload=body)
+            added = db.store.append_run_records(run.run_id, [message, ordinary(run, f"o-{n}")])
+            through = added[-1].id
+
+        async def transcript(store: AsyncHttpStore, _client: int, _n: int) -> object:
+            return await store.list_run_transcript_records(run.run_id, through, "", 100)
+
+        return transcript
     runs = [start_in_new_session(db, f"c{k}", f"c{k}-run") for k in range(clients)]
 
     async def batch(store: AsyncHttpStore, client: int, n: int) -> object:

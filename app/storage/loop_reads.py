@@ -7,11 +7,11 @@ SQLAlchemy connection checked out and in (docs/performance.md, "Pages from the e
 loop"). Here the same statements go out from the event loop, on the worker's
 ``LoopConnections``:
 
-* **The same rule.** ``RunPageRead.steps`` and ``SessionPageRead.steps`` (records.py) are
-  the page: which statement comes next, from the rows of the ones before, and the answer.
-  A database thread drives the same steps in ``UnitOfWork.read``; here they are driven
-  with ``await``. Each statement is its own snapshot on both, as the store's reads on
-  PostgreSQL always are.
+* **The same rule.** ``RunPageRead.steps``, ``SessionPageRead.steps`` (records.py) and
+  ``TranscriptPageRead.steps`` (record_reads.py) are the page: which statement comes
+  next, from the rows of the ones before, and the answer. A database thread drives the
+  same steps in ``UnitOfWork.read``; here they are driven with ``await``. Each statement
+  is its own snapshot on both, as the store's reads on PostgreSQL always are.
 * **The same bounds.** The read runs under the store's read deadline
   (``RUNTIME_STORE_READ_TIMEOUT_SECONDS``): past it the statement is cancelled in the
   database (psycopg does so when its wait is cancelled) and the read answers the store's
@@ -21,10 +21,11 @@ loop"). Here the same statements go out from the event loop, on the worker's
   on the loop costs less than a database thread's hand-off, and a few connections keep
   PostgreSQL as busy as more would (docs/performance.md, "Loop reads and batches wait their turn").
 * **Anything unusual goes to the store.** Steps that end unsure (the run missing, records
-  deleted between the reads), a rule's error, a database error or a lost connection are
-  answered ``None``: the caller reads the page with ``SqlStore.list_run_records`` (or
-  ``list_session_run_records``) on a database thread, which raises the contract's error or
-  retries as it always does. A session page whose cursor needs the cursor key read from
+  deleted between the reads, a transcript range that may have been purged), a rule's
+  error, a database error or a lost connection are answered ``None``: the caller reads
+  the page with ``SqlStore.list_run_records`` (or ``list_session_run_records``,
+  ``list_run_transcript_records``) on a database thread, which raises the contract's
+  error or retries as it always does. A session page whose cursor needs the cursor key read from
   the database is never started here.
 
 ``RUNTIME_STORE_LOOP_READS=off`` leaves every page to the store.

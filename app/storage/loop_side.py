@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from app.domain.validation import NewRecord
 from runtime_store_client import Record
 
-from . import batch, records
+from . import batch, record_reads, records
 from .context import Context
 from .interrupts import read_timeout_of
 from .loop_appends import LoopAppends
 from .loop_connections import LoopConnections
 from .loop_reads import LoopReads
+from .record_reads import TranscriptPageRead
 from .records import RunPageRead, SessionPageRead
 
 
@@ -73,6 +74,13 @@ class LoopSide:
         """``list_run_records``'s read, its arguments checked (raising the same errors),
         for ``LoopReads``."""
         return records.RunPageRead(self._ctx, run_id, cursor, limit)
+
+    def transcript_page_read(
+        self, run_id: str, through: str, after: str = "", limit: int = 100
+    ) -> TranscriptPageRead:
+        """``list_run_transcript_records``'s read, its arguments checked (raising the same
+        errors), for ``LoopReads``."""
+        return record_reads.TranscriptPageRead(run_id, through, after, limit)
 
     def session_page_read(
         self, session_id: str, cursor: str = "", limit: int = 100

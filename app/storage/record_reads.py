@@ -2,22 +2,28 @@
 record by its key (12.5).
 
 A transcript page is two reads of the partial index ``ix_run_records_transcript``
-(migration 0014), as a record page is two reads of the primary key (records.py): the IDs
-and payload sizes of the transcript records from ``after`` (inclusive, to prove it is one)
-up to ``through``, at most ``size + 2`` of them, cut in Python (``transcript_cut``); then
-the rows of exactly the records kept. ``through`` is checked against the run's record
-count: record IDs are 1..n without gaps, so every ID up to it names a committed record.
-The range ends at ``through``, so records appended later never reach a page.
+(migration 0014), as a record page is two reads of the primary key (records.py): the run's
+record count with the IDs and payload sizes of the transcript records from ``after``
+(inclusive, to prove it is one) up to ``through``, at most ``size + 2`` of them, in one
+statement and one snapshot; cut in Python (``transcript_cut``); then the rows of exactly
+the records kept. ``through`` is checked against the run's record count: record IDs are
+1..n without gaps, so every ID up to it names a committed record. The range ends at
+``through``, so records appended later never reach a page.
+
+The page is written once, as steps (``TranscriptPageRead``, as ``RunPageRead``): a
+database thread drives them in a transaction, ``LoopReads`` from a service worker's event
+loop, leaving to the transaction what only it can answer (a missing run, an ``after`` or
+a range a purge may have emptied, records deleted between the reads).
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final, cast
 
 import sqlalchemy as sa
 
 from app.domain import validation as v
-from app.domain.transcript_reads import TranscriptWindow, transcript_cut, transcript_window
+from app.domain.transcript_reads import transcript_cut, transcript_window
 from runtime_store_client import (
     InvalidTranscriptPositionError,
     Record,
@@ -28,8 +34,9 @@ from runtime_store_client import (
 
 from .context import Context
 from .driver import DriverStatement
+from .records import Read, Steps, Unsure, drive
 from .rows import RECORD_COLUMNS, records_from_rows
-from .schema import TRANSCRIPT_RECORD, run_records
+from .schema import TRANSCRIPT_RECORD, run_records, runs
 from .sessions import readable_session
 from .unit_of_work import Tx
 
@@ -48,6 +55,20 @@ _TRANSCRIPT_KEYS: Final = DriverStatement(
     )
     .order_by(run_records.c.seq)
     .limit(sa.bindparam("count"))
+)
+_TRANSCRIPT_KEYS_SUBQUERY: Final = cast("sa.Select[Any]", _TRANSCRIPT_KEYS.statement).subquery(
+    "transcript_keys"
+)
+#: A transcript page's first read: the run's record count with the page's keys, one round
+#: trip and one snapshot (one row with no key when the range holds none; no row when the
+#: run is missing).
+_RUN_AND_TRANSCRIPT_KEYS: Final = DriverStatement(
+    sa.select(
+        runs.c.record_count, _TRANSCRIPT_KEYS_SUBQUERY.c.seq, _TRANSCRIPT_KEYS_SUBQUERY.c.size
+    )
+    .select_from(runs.outerjoin(_TRANSCRIPT_KEYS_SUBQUERY, sa.true()))
+    .where(runs.c.run_id == sa.bindparam("run_id"))
+    .order_by(_TRANSCRIPT_KEYS_SUBQUERY.c.seq)
 )
 #: The transcript records in ``(after, last]``: exactly the page's.
 _TRANSCRIPT_ROWS: Final = DriverStatement(
@@ -76,20 +97,25 @@ def _recheck_run(tx: Tx, run_id: str) -> None:
         readable_session(tx, run.session_id)
 
 
-def _transcript_page(tx: Tx, run_id: str, window: TranscriptWindow) -> RecordPage:
-    run = tx.existing_run(run_id)
-    if window.through > run.record_count:
-        raise InvalidTranscriptPositionError(
-            f"through {str(window.through)!r} is not a record of run {run_id!r}", run_id=run_id
-        )
-    fetch = tx.dialect.fetch_all
-    # From ``after`` itself (it must be a transcript record), then ``size + 1`` more: the
-    # page and whether more follow.
-    extra = 1 if window.after else 0
-    keys = list(
-        fetch(
-            tx.conn,
-            _TRANSCRIPT_KEYS,
+class TranscriptPageRead:
+    """A page of a run's transcript records after ``after`` up to and including ``through``
+    (12.3). The arguments are checked when it is made; ``steps`` reads the run's record
+    count with the page's keys, then the rows."""
+
+    __slots__ = ("_run_id", "_window")
+
+    def __init__(self, run_id: str, through: str, after: str, limit: int) -> None:
+        v.require_id(run_id, "run_id")
+        self._run_id = run_id
+        self._window = transcript_window(through, after, limit)
+
+    def steps(self) -> Steps[RecordPage | Unsure]:
+        run_id, window = self._run_id, self._window
+        # From ``after`` itself (it must be a transcript record), then ``size + 1`` more:
+        # the page and whether more follow.
+        extra = 1 if window.after else 0
+        found = yield Read(
+            _RUN_AND_TRANSCRIPT_KEYS,
             {
                 "run_id": run_id,
                 "first": window.after,
@@ -97,38 +123,53 @@ def _transcript_page(tx: Tx, run_id: str, window: TranscriptWindow) -> RecordPag
                 "count": window.size + 1 + extra,
             },
         )
-    )
-    if window.after:
-        if not keys or keys[0][0] != window.after:
-            _recheck_run(tx, run_id)
+        if not found:
+            return Unsure.OWNER_MISSING
+        if window.through > found[0][0]:
             raise InvalidTranscriptPositionError(
-                f"after {str(window.after)!r} is not a transcript record of run {run_id!r}",
+                f"through {str(window.through)!r} is not a record of run {run_id!r}",
                 run_id=run_id,
             )
-        keys = keys[1:]
-    if not keys:
-        _recheck_run(tx, run_id)  # an empty range, or one a purge emptied meanwhile
-        return RecordPage(records=[])
-    kept = transcript_cut([size for _, size in keys], window.size, run_id)
-    rows = fetch(
-        tx.conn,
-        _TRANSCRIPT_ROWS,
-        {"run_id": run_id, "after": window.after, "last": keys[kept - 1][0]},
-    )
-    if len(rows) != kept:
-        _recheck_run(tx, run_id)
-        raise UnavailableError("records were deleted while the page was read; retry")
-    records = records_from_rows(rows)
-    return RecordPage(records=records, next_cursor=records[-1].id if len(keys) > kept else "")
+        keys = [(seq, size) for _, seq, size in found if seq is not None]
+        if window.after:
+            if not keys or keys[0][0] != window.after:
+                return Unsure.AFTER_MISSING
+            keys = keys[1:]
+        if not keys:
+            return Unsure.EMPTY  # an empty range, or one a purge emptied meanwhile
+        kept = transcript_cut([size for _, size in keys], window.size, run_id)
+        rows = yield Read(
+            _TRANSCRIPT_ROWS, {"run_id": run_id, "after": window.after, "last": keys[kept - 1][0]}
+        )
+        if len(rows) != kept:
+            return Unsure.GAP
+        records = records_from_rows(rows)
+        return RecordPage(records=records, next_cursor=records[-1].id if len(keys) > kept else "")
+
+    def operation(self, tx: Tx) -> RecordPage:
+        """The page read in ``tx``, the transaction settling what the steps cannot."""
+        page = drive(tx, self.steps())
+        if page is Unsure.OWNER_MISSING:
+            raise tx.missing_run_error(self._run_id)
+        if isinstance(page, Unsure):
+            _recheck_run(tx, self._run_id)  # raises once the run's session is purging
+            if page is Unsure.AFTER_MISSING:
+                raise InvalidTranscriptPositionError(
+                    f"after {str(self._window.after)!r} is not a transcript record of run "
+                    f"{self._run_id!r}",
+                    run_id=self._run_id,
+                )
+            if page is Unsure.EMPTY:
+                return RecordPage(records=[])
+            raise UnavailableError("records were deleted while the page was read; retry")
+        return page
 
 
 def list_run_transcript_records(
     ctx: Context, run_id: str, through: str, after: str, limit: int
 ) -> RecordPage:
     """The run's transcript records after ``after`` up to and including ``through`` (12.3)."""
-    v.require_id(run_id, "run_id")
-    window = transcript_window(through, after, limit)
-    return ctx.uow.read(lambda tx: _transcript_page(tx, run_id, window))
+    return ctx.uow.read(TranscriptPageRead(run_id, through, after, limit).operation)
 
 
 def load_run_record(ctx: Context, run_id: str, event_key: str) -> Record:

@@ -180,6 +180,11 @@ class Unsure(Enum):
     OWNER_MISSING = "owner_missing"
     #: Records were deleted between the two reads (a purge, a retention sweep).
     GAP = "gap"
+    #: A transcript page's ``after`` is not among the run's transcript records: a wrong
+    #: position, unless a purge deleted it, which the transaction reads.
+    AFTER_MISSING = "after_missing"
+    #: A transcript page's range holds no record: empty, unless a purge emptied it.
+    EMPTY = "empty"
 
 
 #: A read as steps: the statements it sends, each chosen from the rows of the ones before,

@@ -134,6 +134,7 @@ _STATEMENTS: dict[str, tuple[sa.ClauseElement, str]] = {
     "run_and_record": (st._RUN_AND_RECORD, "run"),
     "records_by_keys": (st.SELECT_RECORDS_BY_KEYS_PROBED, "run"),
     "transcript_keys": (transcript_reads._TRANSCRIPT_KEYS.statement, "run"),
+    "run_and_transcript_keys": (transcript_reads._RUN_AND_TRANSCRIPT_KEYS.statement, "run"),
     "transcript_rows": (transcript_reads._TRANSCRIPT_ROWS.statement, "run"),
     "record_by_key": (transcript_reads._RECORD_BY_KEY.statement, "run"),
 }

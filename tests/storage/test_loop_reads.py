@@ -1,7 +1,7 @@
 """Pages read from the event loop (``app/storage/loop_reads.py``) on a real PostgreSQL: the
-same pages as the store's own path (one rule, ``RunPageRead.steps`` and
-``SessionPageRead.steps``, each driven two ways), the same deadline, and everything they
-cannot answer left to the store."""
+same pages as the store's own path (one rule, ``RunPageRead.steps``,
+``SessionPageRead.steps`` and ``TranscriptPageRead.steps``, each driven two ways), the same
+deadline, and everything they cannot answer left to the store."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ from app.storage import LoopConnections, LoopReads, SqlStore
 from app.storage.records import Steps, StreamPage, Unsure
 from runtime_store_client import (
     InvalidArgumentError,
+    InvalidTranscriptPositionError,
     Page,
+    PayloadTooLargeError,
     RunNotFoundError,
     RunStatus,
     SessionNotFoundError,
@@ -172,6 +174,90 @@ def test_a_session_page_the_loop_cannot_settle_is_left_to_the_store(
         store.list_session_run_records("nowhere", "", 10)
     with pytest.raises(SessionPurgedError):
         store.list_session_run_records(purged.session_id, "", 10)
+
+
+TRANSCRIPT = "transcript_messages_appended"
+
+
+def _transcript_pages(
+    reads: LoopReads, store: SqlStore, asks: list[tuple[str, str, str, int]]
+) -> list[Page | None]:
+    async def read_all() -> list[Page | None]:
+        try:
+            return [await reads.read(store.loop.transcript_page_read(*ask).steps()) for ask in asks]
+        finally:
+            await reads._connections.close()
+
+    return asyncio.run(read_all())
+
+
+def _run_with_transcript(store: SqlStore, payloads: list[bytes]) -> str:
+    """A run whose records alternate: a transcript record, then an ordinary one (IDs 2, 4,
+    6… are the transcript's, after the started record 1)."""
+    run = start_root(store, new_session(store).id).run
+    for n, payload in enumerate(payloads):
+        store.append_run_record(record(run, event_key=f"t-{n}", type=TRANSCRIPT, payload=payload))
+        store.append_run_record(record(run, event_key=f"o-{n}"))
+    return run.run_id
+
+
+def test_a_transcript_page_from_the_event_loop_is_the_stores_page(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    big = b'["' + b"x" * (400 * 1024) + b'"]'  # three of them pass a page's 1 MiB
+    run_id = _run_with_transcript(store, [b"[]"] * 6 + [big] * 3 + [b"[]"])
+    asks = [
+        (run_id, "21", "", 100),  # the whole run, cut by the bytes
+        (run_id, "21", "", 3),
+        (run_id, "21", "6", 3),
+        (run_id, "11", "", 100),  # through an ordinary record: it ends the range
+        (run_id, "21", "18", 100),  # the last page
+        (run_id, "21", "14", 100),  # from the big ones on
+    ]
+
+    from_loop = _transcript_pages(_reads(postgres_engine), store, asks)
+
+    for ask, page in zip(asks, from_loop, strict=True):
+        assert page is not None, ask
+        assert page == store.list_run_transcript_records(*ask), ask
+    whole = from_loop[0]
+    assert whole is not None
+    assert [r.id for r in whole.records] == ["2", "4", "6", "8", "10", "12", "14", "16"]
+    assert whole.next_cursor == "16"  # the next big one would pass 1 MiB
+
+
+def test_what_only_the_transaction_can_answer_about_a_transcript_is_left_to_the_store(
+    store: SqlStore, postgres_engine: Engine
+) -> None:
+    run_id = _run_with_transcript(store, [b"[]"] * 2)
+    huge = _run_with_transcript(store, [b'["' + b"x" * (1024 * 1024) + b'"]'])
+    purged = start_root(store, new_session(store).id).run
+    store.record_run_terminal(
+        purged.run_id, RunStatus.COMPLETED, terminal_record(purged, RunStatus.COMPLETED)
+    )
+    store.end_session(purged.session_id, T0)
+    store.purge_session(purged.session_id)
+    asks = [
+        ("nowhere", "1", "", 10),  # run_not_found
+        (purged.run_id, "1", "", 10),  # session_purged
+        (run_id, "99", "", 10),  # through past the run
+        (run_id, "5", "3", 10),  # after an ordinary record
+        (run_id, "1", "", 10),  # a range without transcript records: an empty page
+        (huge, "3", "", 10),  # one record past a page's bytes
+    ]
+
+    assert _transcript_pages(_reads(postgres_engine), store, asks) == [None] * 6
+    with pytest.raises(RunNotFoundError):
+        store.list_run_transcript_records("nowhere", "1")
+    with pytest.raises(SessionPurgedError):
+        store.list_run_transcript_records(purged.run_id, "1")
+    with pytest.raises(InvalidTranscriptPositionError):
+        store.list_run_transcript_records(run_id, "99")
+    with pytest.raises(InvalidTranscriptPositionError):
+        store.list_run_transcript_records(run_id, "5", "3")
+    assert store.list_run_transcript_records(run_id, "1") == Page(records=[])
+    with pytest.raises(PayloadTooLargeError):
+        store.list_run_transcript_records(huge, "3")
 
 
 def test_reads_before_the_level_is_known_go_to_the_store(
@@ -378,3 +464,33 @@ def test_a_served_page_is_read_from_the_event_loop_unless_switched_off(
     # and so does the worker's first session page: the cursor key is not loaded yet.
     expected = ["nowhere", session_id] if on else [run_id, "nowhere", session_id, session_id]
     assert threaded == expected
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_served_transcript_page_is_read_from_the_event_loop_unless_switched_off(
+    store: SqlStore, postgres_url: str, on: bool
+) -> None:
+    run_id = _run_with_transcript(store, [b"[]"] * 3)  # transcript records 2, 4 and 6
+    app = create_app(Settings(database_url=postgres_url, loop_reads=on, webhook_dispatch=False))
+    path = f"/v1/runs/{run_id}/transcript-records"
+    with TestClient(app) as http:
+        served: SqlStore = app.state.store
+        served.load_run(run_id)  # a first read: the isolation level is known
+        threaded: list[str] = []
+        original = served.list_run_transcript_records
+
+        def counted(run: str, through: str, after: str = "", limit: int = 100) -> Page:
+            threaded.append(run)
+            return original(run, through, after, limit)
+
+        served.list_run_transcript_records = counted  # type: ignore[method-assign, assignment]
+        first = http.get(path, params={"through": "7", "limit": 2})
+        rest = http.get(path, params={"through": "7", "after": first.json()["next_cursor"]})
+        wrong = http.get(path, params={"through": "7", "after": "3"})
+    assert [r["id"] for r in first.json()["records"]] == ["2", "4"]
+    assert first.json()["next_cursor"] == "4"
+    assert [r["id"] for r in rest.json()["records"]] == ["6"]
+    assert rest.json()["next_cursor"] == ""
+    assert (wrong.status_code, wrong.json()["code"]) == (422, "invalid_transcript_position")
+    # Read on the loop when on; the wrong position always goes to the store, which says so.
+    assert threaded == ([run_id] if on else [run_id] * 3)

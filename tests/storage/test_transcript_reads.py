@@ -15,7 +15,11 @@ from sqlalchemy.engine import Connection, Engine
 
 from app.storage import SqlStore, dialects
 from app.storage.driver import DriverStatement
-from app.storage.record_reads import _TRANSCRIPT_KEYS, _TRANSCRIPT_ROWS
+from app.storage.record_reads import (
+    _RUN_AND_TRANSCRIPT_KEYS,
+    _TRANSCRIPT_KEYS,
+    _TRANSCRIPT_ROWS,
+)
 from tests.contract.builders import new_session, record, start_root
 
 INDEX = "ix_run_records_transcript"
@@ -53,7 +57,11 @@ def _postgres_generic_plan(conn: Connection, statement: DriverStatement) -> str:
     return " ".join(str(row[0]) for row in rows)
 
 
-@pytest.mark.parametrize("statement", [_TRANSCRIPT_KEYS, _TRANSCRIPT_ROWS], ids=["keys", "rows"])
+@pytest.mark.parametrize(
+    "statement",
+    [_TRANSCRIPT_KEYS, _RUN_AND_TRANSCRIPT_KEYS, _TRANSCRIPT_ROWS],
+    ids=["keys", "run-and-keys", "rows"],
+)
 def test_a_transcript_page_reads_the_transcript_index(
     engine: Engine, statement: DriverStatement
 ) -> None:

@@ -65,6 +65,12 @@ async def list_run_transcript_records(
     is not one of the run's is 422 `invalid_transcript_position`; a single transcript record
     over 1 MiB is 413 `payload_too_large`."""
     store, offload = services(request)
+    reads = request.app.state.loop_reads
+    if reads is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
+        read = store.loop.transcript_page_read(run_id, through, after, limit)
+        page = await reads.read(read.steps())
+        if page is not None:
+            return respond_record_page(page)
     return respond_record_page(
         await offload(store.list_run_transcript_records, run_id, through, after, limit)
     )
