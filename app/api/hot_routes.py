@@ -5,8 +5,9 @@ serves, and for them FastAPI's routing (a linear match over every route), depend
 resolution and request handling cost more CPU than the store call itself
 (docs/performance.md, "Hot routes"). ``HotRoutes`` calls the route's own endpoint function
 directly: with the path parameters its types would give it (``exact_segment``), the body
-parsed (``json.loads``) and validated by the route's own request model, the page's
-``cursor`` and ``limit``, and the ``Request``; after the route's own permission check.
+parsed (``json.loads``) and validated by the route's own request model, its query values
+(plain strings, and a page's ``limit``), and the ``Request``; after the route's own
+permission check.
 The endpoint is unchanged (its checks, its store call, its rendering), and a ``StoreError``
 it raises goes to the same handler FastAPI's would.
 
@@ -68,6 +69,7 @@ HOT: Final = (
     ("GET", "/v1/runs/{run_id}", "load-run"),
     ("POST", "/v1/runs/{run_id}/records", "append-run-record"),
     ("GET", "/v1/runs/{run_id}/records", "list-run-records"),
+    ("GET", "/v1/runs/{run_id}/transcript-records", "list-run-transcript-records"),
     ("POST", "/v1/runs/{run_id}/records/batch", "append-run-records"),
     ("POST", "/v1/runs/{run_id}/cancellation", "record-run-cancellation"),
     ("POST", "/v1/runs/{run_id}/suspension", "record-run-suspension"),
@@ -92,12 +94,13 @@ class _Plan:
     path_params: tuple[str, ...]
     #: The body parameter's name and model, if the route takes a body.
     body: tuple[str, type[BaseModel]] | None
-    #: ``cursor`` and ``limit`` with their defaults, if the route pages.
+    #: The query parameters with their defaults (``_REQUIRED``: none).
     query: dict[str, Any]
     request_param: str
 
 
 _NOT_HOT: Final = object()  # FastAPI's route did not have the shape: it stays FastAPI's
+_REQUIRED: Final = object()  # a query parameter without a default
 
 
 def _exact_id(field: Any) -> bool:
@@ -110,24 +113,36 @@ def _exact_id(field: Any) -> bool:
     )
 
 
-def _page_query(field: Any) -> bool:
+def _plain_query(field: Any) -> bool:
+    """A query parameter read as ``_query_arguments`` reads it: a page's ``limit`` (an
+    ``int``, at least 1 if bounded), or a ``str`` with no constraint, either required or
+    with a string default; under its own name."""
     info = field.field_info
-    if field.name == "cursor":
-        return info.annotation is str and not info.metadata and isinstance(info.default, str)
+    if field.alias != field.name:
+        return False
     if field.name == "limit":
         return (
             info.annotation is int
-            and len(info.metadata) == 1
-            and isinstance(info.metadata[0], Ge)
-            and info.metadata[0].ge == 1
             and isinstance(info.default, int)
+            and (
+                not info.metadata
+                or (
+                    len(info.metadata) == 1
+                    and isinstance(info.metadata[0], Ge)
+                    and info.metadata[0].ge == 1
+                )
+            )
         )
-    return False
+    return (
+        info.annotation is str
+        and not info.metadata
+        and (info.is_required() or isinstance(info.default, str))
+    )
 
 
 def _plan_of(route: Any) -> _Plan | None:
     """The plan of a route FastAPI served, or ``None`` unless its shape is the known one:
-    exact-ID path parameters, at most one body model, at most ``cursor`` and ``limit``, the
+    exact-ID path parameters, at most one body model, plain query parameters, the
     ``Request``, one permission dependency, and an endpoint that returns a ``Response``."""
     if not isinstance(route, APIRoute):
         return None
@@ -146,7 +161,7 @@ def _plan_of(route: Any) -> _Plan | None:
         or not isinstance(permissions[0], Permission)
         or len(dependant.body_params) > 1
         or not all(_exact_id(field) for field in dependant.path_params)
-        or not all(_page_query(field) for field in dependant.query_params)
+        or not all(_plain_query(field) for field in dependant.query_params)
         or dependant.call is None
     ):
         return None
@@ -167,7 +182,10 @@ def _plan_of(route: Any) -> _Plan | None:
         permission=permissions[0],
         path_params=tuple(field.name for field in dependant.path_params),
         body=body,
-        query={field.name: field.field_info.default for field in dependant.query_params},
+        query={
+            field.name: _REQUIRED if field.field_info.is_required() else field.field_info.default
+            for field in dependant.query_params
+        },
         request_param=dependant.request_param_name,
     )
 
@@ -200,17 +218,23 @@ def _bearer_token(request: Request) -> str | None:
     return credentials
 
 
-def _page_arguments(request: Request, defaults: dict[str, Any]) -> dict[str, Any] | None:
-    """``cursor`` and ``limit`` as FastAPI reads them (the last of repeated values), or
-    ``None`` when a value is one FastAPI might read otherwise or refuse."""
+def _query_arguments(request: Request, defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """The query parameters as FastAPI reads them (the last of repeated values), or
+    ``None`` when one is missing or is one FastAPI might read otherwise or refuse."""
     given = dict(request.query_params)
-    arguments = dict(defaults)
-    if "cursor" in defaults and "cursor" in given:
-        arguments["cursor"] = given["cursor"]
-    if "limit" in defaults and "limit" in given:
-        if not _PLAIN_LIMIT.fullmatch(given["limit"]):
-            return None
-        arguments["limit"] = int(given["limit"])
+    arguments: dict[str, Any] = {}
+    for name, default in defaults.items():
+        value = given.get(name)
+        if value is None:
+            if default is _REQUIRED:
+                return None
+            arguments[name] = default
+        elif name == "limit":
+            if not _PLAIN_LIMIT.fullmatch(value):
+                return None
+            arguments[name] = int(value)
+        else:
+            arguments[name] = value
     return arguments
 
 
@@ -286,10 +310,10 @@ class HotRoutes:
         """The endpoint's response, or ``None`` (before it ran) when FastAPI must answer."""
         arguments: dict[str, Any] = {name: exact_segment(found[name]) for name in plan.path_params}
         if plan.query:
-            page = _page_arguments(request, plan.query)
-            if page is None:
+            query = _query_arguments(request, plan.query)
+            if query is None:
                 return None
-            arguments.update(page)
+            arguments.update(query)
         if plan.body is not None:
             name, model = plan.body
             parsed = _body_argument(body, model)

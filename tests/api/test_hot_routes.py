@@ -186,6 +186,7 @@ def _lifecycle(session_id: str, *, hot: bool) -> list[Call]:
         post(f"{run}/records", append_body(note(root, "n1")), WORKER),
         post(f"{run}/records/batch", {"records": [wire_record(note(root, "n2"))]}, WORKER),
         get(f"{run}/records"),
+        get(f"{run}/transcript-records?through=3"),
         get(f"{session}/records?limit=3"),
         post(f"{run}/cancellation", cancellation_body(root), WORKER),
         post(f"/v1/runs/{child.run_id}/suspension", suspension_body(child), WORKER),
@@ -203,6 +204,11 @@ def test_the_hot_routes_answer_every_request_as_fastapi_does(sides: tuple[Side, 
     first = append_body(note(run, "e1"))
     records = f"/v1/runs/{run.run_id}/records"
     batch = [append_body(note(run, f"b{i}"))["record"] for i in range(3)]
+    transcript = f"/v1/runs/{run.run_id}/transcript-records"
+    message = replace(note(run, "t1"), type="transcript_messages_appended", payload=b"[]")
+
+    def read(path: str, *, hot: bool = True, token: str | None = READER) -> Call:
+        return Call("GET", path, content_type=None, token=token, hot=hot)
 
     def admin(path: str, body: Any) -> Call:
         return Call("POST", path, _json(body), token=ADMIN, hot=True)
@@ -243,6 +249,17 @@ def test_the_hot_routes_answer_every_request_as_fastapi_does(sides: tuple[Side, 
         Call("GET", f"{records}?cursor=not-a-cursor", content_type=None, hot=True),
         Call("GET", f"{records}?limit=2&limit=1", content_type=None, hot=True),
         Call("GET", "/v1/runs/nobody/records", content_type=None, hot=True),
+        Call("POST", records, _json(append_body(message)), hot=True),  # record 6
+        read(f"{transcript}?through=6"),
+        read(f"{transcript}?through=6&limit=1"),
+        read(f"{transcript}?through=6&after=6"),  # empty
+        read(f"{transcript}?through=6&after=2"),  # not a transcript record
+        read(f"{transcript}?through=99"),
+        read(f"{transcript}?through=abc"),
+        read(f"{transcript}?through=&after="),
+        read(f"{transcript}?through=6&through=5"),
+        read(f"{transcript}?through=6&limit=9999"),
+        read("/v1/runs/nobody/transcript-records?through=1"),
         Call("GET", "/v1/runs/nobody", content_type=None, hot=True),
         Call("GET", "/v1/sessions/nobody/status", content_type=None, hot=True),
         # Every edge is FastAPI's.
@@ -273,6 +290,11 @@ def test_the_hot_routes_answer_every_request_as_fastapi_does(sides: tuple[Side, 
         Call("GET", f"{records}?limit=%205", content_type=None),
         Call("GET", f"{records}?limit=99999999999", content_type=None),
         Call("GET", records, content_type=None, token=None),
+        read(transcript, hot=False),  # through is required
+        read(f"{transcript}?through=6&limit=0", hot=False),
+        read(f"{transcript}?through=6&limit=abc", hot=False),
+        read(f"{transcript}?through=6&limit=01", hot=False),
+        read(f"{transcript}?through=6", hot=False, token=None),
         Call("GET", f"/v1/runs/{run.run_id}", content_type=None, token="rst_unknown"),
         Call("PUT", records, _json(first)),
         Call("HEAD", records, content_type=None),
