@@ -70,6 +70,8 @@ HOT: Final = (
     ("POST", "/v1/runs/{run_id}/records", "append-run-record"),
     ("GET", "/v1/runs/{run_id}/records", "list-run-records"),
     ("GET", "/v1/runs/{run_id}/transcript-records", "list-run-transcript-records"),
+    ("GET", "/v1/runs/{run_id}/record", "load-run-record"),
+    ("GET", "/v1/agents/{agent_id}/runs/{run_id}/memory", "load-memory"),
     ("POST", "/v1/runs/{run_id}/records/batch", "append-run-records"),
     ("POST", "/v1/runs/{run_id}/cancellation", "record-run-cancellation"),
     ("POST", "/v1/runs/{run_id}/suspension", "record-run-suspension"),
