@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import pytest
 import sqlalchemy as sa
@@ -33,6 +34,8 @@ from runtime_store_client import (
 )
 from tests.contract.builders import T0, new_session, record, start_root, terminal_record
 
+T = TypeVar("T")
+
 
 @pytest.fixture
 def store(postgres_engine: Engine) -> SqlStore:
@@ -47,16 +50,22 @@ def _reads(engine: Engine, **kwargs: object) -> LoopReads:
     return LoopReads(LoopConnections(engine), **options)  # type: ignore[arg-type]
 
 
-def _pages(
-    reads: LoopReads, store: SqlStore, asks: list[tuple[str, str, int]]
-) -> list[StreamPage | None]:
-    async def read_all() -> list[StreamPage | None]:
+def _read_all(reads: LoopReads, all_steps: list[Steps[T | Unsure]]) -> list[T | None]:
+    """Each read's answer from the loop, in order, on one event loop."""
+
+    async def read_all() -> list[T | None]:
         try:
-            return [await reads.read(store.loop.run_page_read(*ask).steps()) for ask in asks]
+            return [await reads.read(steps) for steps in all_steps]
         finally:
             await reads._connections.close()
 
     return asyncio.run(read_all())
+
+
+def _pages(
+    reads: LoopReads, store: SqlStore, asks: list[tuple[str, str, int]]
+) -> list[StreamPage | None]:
+    return _read_all(reads, [store.loop.run_page_read(*ask).steps() for ask in asks])
 
 
 def _run_with_records(store: SqlStore, count: int, size: int = 100) -> str:
@@ -182,13 +191,7 @@ TRANSCRIPT = "transcript_messages_appended"
 def _transcript_pages(
     reads: LoopReads, store: SqlStore, asks: list[tuple[str, str, str, int]]
 ) -> list[Page | None]:
-    async def read_all() -> list[Page | None]:
-        try:
-            return [await reads.read(store.loop.transcript_page_read(*ask).steps()) for ask in asks]
-        finally:
-            await reads._connections.close()
-
-    return asyncio.run(read_all())
+    return _read_all(reads, [store.loop.transcript_page_read(*ask).steps() for ask in asks])
 
 
 def _run_with_transcript(store: SqlStore, payloads: list[bytes]) -> str:
