@@ -34,10 +34,9 @@ from runtime_store_client import (
 
 from .context import Context
 from .driver import DriverStatement
-from .records import Read, Steps, Unsure, drive
+from .records import DELETED_WHILE_READ, Read, Steps, Unsure, drive, recheck_run
 from .rows import RECORD_COLUMNS, records_from_rows
 from .schema import TRANSCRIPT_RECORD, run_records, runs
-from .sessions import readable_session
 from .unit_of_work import Tx
 
 _RUN = run_records.c.run_id == sa.bindparam("run_id")
@@ -85,16 +84,6 @@ _TRANSCRIPT_ROWS: Final = DriverStatement(
 _RECORD_BY_KEY: Final = DriverStatement(
     sa.select(*RECORD_COLUMNS).where(_RUN, run_records.c.event_key == sa.bindparam("event_key"))
 )
-
-
-def _recheck_run(tx: Tx, run_id: str) -> None:
-    """The run again: ``session_purged`` (or ``run_not_found``) once it is gone. On
-    PostgreSQL each read sees the commits made before it, so a purge or a retention sweep
-    may delete records between two reads; both remove the run (or mark its session purged)
-    first, so a read that misses a record it should find asks here before answering."""
-    run = tx.existing_run(run_id)
-    if run.session_id:
-        readable_session(tx, run.session_id)
 
 
 class TranscriptPageRead:
@@ -152,7 +141,7 @@ class TranscriptPageRead:
         if page is Unsure.OWNER_MISSING:
             raise tx.missing_run_error(self._run_id)
         if isinstance(page, Unsure):
-            _recheck_run(tx, self._run_id)  # raises once the run's session is purging
+            recheck_run(tx, self._run_id)  # raises once the run's session is purging
             if page is Unsure.AFTER_MISSING:
                 raise InvalidTranscriptPositionError(
                     f"after {str(self._window.after)!r} is not a transcript record of run "
@@ -161,7 +150,7 @@ class TranscriptPageRead:
                 )
             if page is Unsure.EMPTY:
                 return RecordPage(records=[])
-            raise UnavailableError("records were deleted while the page was read; retry")
+            raise UnavailableError(DELETED_WHILE_READ)
         return page
 
 
@@ -183,7 +172,7 @@ def load_run_record(ctx: Context, run_id: str, event_key: str) -> Record:
             tx.conn, _RECORD_BY_KEY, {"run_id": run_id, "event_key": event_key}
         )
         if not rows:
-            _recheck_run(tx, run_id)
+            recheck_run(tx, run_id)
             raise RecordNotFoundError(
                 f"run {run_id!r} has no record {event_key!r}", run_id=run_id, event_key=event_key
             )

@@ -227,14 +227,17 @@ def _rows_steps(
     return records_from_rows(rows), [row[-1] for row in rows], len(keys) > kept
 
 
-def _recheck_run(tx: Tx, run_id: str) -> None:
-    """The run list's owner again: ``session_purged`` once its session is purging."""
+def recheck_run(tx: Tx, run_id: str) -> None:
+    """The run again: ``session_purged`` (or ``run_not_found``) once it is gone. On
+    PostgreSQL each read sees the commits made before it, so a purge or a retention sweep
+    may delete records between two reads; both remove the run (or mark its session purged)
+    first, so a read that misses a record it should find asks here before answering."""
     run = tx.existing_run(run_id)
     if run.session_id:
         readable_session(tx, run.session_id)
 
 
-_DELETED_WHILE_READ: Final = "records were deleted while the page was read; retry"
+DELETED_WHILE_READ: Final = "records were deleted while the page was read; retry"
 
 
 class RunPageRead:
@@ -274,8 +277,8 @@ class RunPageRead:
         if page is Unsure.OWNER_MISSING:
             raise tx.missing_run_error(self._run_id)
         if page is Unsure.GAP:
-            _recheck_run(tx, self._run_id)  # raises once the run's session is purging
-            raise UnavailableError(_DELETED_WHILE_READ)
+            recheck_run(tx, self._run_id)  # raises once the run's session is purging
+            raise UnavailableError(DELETED_WHILE_READ)
         assert isinstance(page, StreamPage)
         return page
 
@@ -353,7 +356,7 @@ class SessionPageRead:
         page = drive(tx, self.steps())
         if isinstance(page, Unsure):
             readable_session(tx, self._session_id)  # raises once the session is purging
-            raise UnavailableError(_DELETED_WHILE_READ)
+            raise UnavailableError(DELETED_WHILE_READ)
         return page
 
     def page(self, read: tuple[list[Record], list[int], bool]) -> Page:
