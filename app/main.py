@@ -23,9 +23,7 @@ from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
 from .api.front import Front
 from .api.host_check import HostCheck, allowed_names
-from .api.hot_routes import HotRoutes
 from .api.live_tail import SharedReads, TailSettings
-from .api.offload import CancelOnDisconnect, Offload
 from .api.positions import ReadYourWrites
 from .api.problem_docs import problem_media_types
 from .api.problems import install_problem_handlers
@@ -46,6 +44,7 @@ from .api.routes import (
 )
 from .api.routes.metrics import router as metrics_router
 from .api.routes.transcripts import TranscriptBounds
+from .api.store_calls import CancelOnDisconnect, StoreCalls
 from .console import root_router as console_root_router
 from .console import router as console_router
 from .observability.setup import Observability
@@ -53,11 +52,13 @@ from .retention_sweeper import RetentionSweeper
 from .settings import Settings
 from .storage import (
     REPLICA_CONNECT_TIMEOUT_SECONDS,
+    Engine,
     ImportSweeper,
     Notifications,
     SqlStore,
     Tokens,
     WebhookConfig,
+    create_async_engine,
     create_engine,
 )
 from .webhook_dispatcher import WebhookDispatcher
@@ -129,36 +130,9 @@ def _start_background(
     return started
 
 
-def _start_loop_paths(app: FastAPI, settings: Settings, *, traced: bool) -> None:
-    """The appends and pages a worker sends from its event loop (PostgreSQL:
-    app/storage/loop_appends.py, loop_reads.py). Store spans come from wrapping the
-    store's methods, so a traced service leaves it all to the store."""
-    store: SqlStore = app.state.store
-    loop = None if traced else store.loop.connections()
-    app.state.loop_connections = loop
-    app.state.loop_appends = (
-        store.loop.appends(loop, settings.db_pool_size)
-        if loop is not None and settings.loop_appends
-        else None
-    )
-    app.state.loop_reads = (
-        store.loop.reads(loop) if loop is not None and settings.loop_reads else None
-    )
-
-
-async def _stop_loop_paths(app: FastAPI) -> None:
-    """The appends in flight end, then the loop's connections close."""
-    if app.state.loop_appends is not None:
-        await app.state.loop_appends.close()
-    if app.state.loop_connections is not None:
-        await app.state.loop_connections.close()
-
-
 def _install_middleware(app: FastAPI, settings: Settings, observability: Observability) -> None:
     """The problem handlers and the middleware stack, innermost first."""
     install_problem_handlers(app)
-    if settings.hot_routes:  # innermost: it sees the body as every bound has checked it
-        app.add_middleware(HotRoutes)
     # Innermost of the body bounds: scans a body BodySizeLimit has already bounded.
     app.add_middleware(BodyDepthLimit, unscanned=[IMPORT_ROUTE])
     app.add_middleware(CancelOnDisconnect)  # innermost: store calls end with their client
@@ -179,6 +153,108 @@ def _install_middleware(app: FastAPI, settings: Settings, observability: Observa
     observability.install(app)  # the build-info metric; server spans
 
 
+@asynccontextmanager
+async def _services(
+    app: FastAPI, settings: Settings, observability: Observability
+) -> AsyncIterator[None]:
+    """The worker's engines, stores and background work, on ``app.state``.
+
+    One store answers every request: on PostgreSQL over psycopg's asynchronous
+    connections, its calls awaited on the event loop (``app/api/store_calls.py``); on
+    SQLite on the database threads. On PostgreSQL a second store of the same code, over
+    blocking connections, serves what runs on threads: exports, imports, the webhook
+    dispatcher, retention sweeps.
+    """
+    # One connection per call slot (and a few for readiness checks): a store call never
+    # waits for a connection, and no connection is opened and closed per call.
+    engine = create_engine(
+        settings.database_url,
+        pool_size=settings.db_pool_size,
+        max_overflow=DB_POOL_OVERFLOW,
+        read_timeout_seconds=settings.read_timeout_seconds,
+    )
+    greenlets = engine.dialect.name == "postgresql"
+    service_engine = (
+        create_async_engine(
+            settings.database_url,
+            pool_size=settings.db_pool_size,
+            max_overflow=DB_POOL_OVERFLOW,
+            read_timeout_seconds=settings.read_timeout_seconds,
+        )
+        if greenlets
+        else None
+    )
+    calls_engine = engine if service_engine is None else service_engine.sync_engine
+    app.state.engine = engine
+    # Read replicas (CONTRACT.md 14): pools as large as the primary's, a short connect
+    # timeout so a replica that is down costs one read that long, then is left out.
+    read_engines = [
+        create_async_engine(
+            url,
+            pool_size=settings.db_pool_size,
+            max_overflow=DB_POOL_OVERFLOW,
+            read_timeout_seconds=settings.read_timeout_seconds,
+            connect_args={"connect_timeout": REPLICA_CONNECT_TIMEOUT_SECONDS},
+        )
+        for url in (settings.read_database_urls if greenlets else [])
+    ]
+    app.state.calls = StoreCalls(settings.db_pool_size, greenlets=greenlets)
+    app.state.transcript_bounds = TranscriptBounds(
+        records=settings.max_transcript_records, payload_bytes=settings.max_transcript_bytes
+    )
+
+    def store_over(engine: Engine, replicas: list[Engine]) -> SqlStore:
+        return SqlStore(
+            engine,
+            page_max=settings.page_max,
+            page_byte_budget=settings.page_byte_budget,
+            limits=settings.limits(),
+            fast_path=settings.pg_fast_path,
+            group_commit=settings.group_commit,
+            webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
+            read_engines=replicas,
+            replica_max_lag_seconds=settings.replica_max_lag_seconds,
+        )
+
+    store = app.state.store = store_over(calls_engine, [e.sync_engine for e in read_engines])
+    blocking = app.state.blocking_store = (
+        store if service_engine is None else store_over(engine, [])
+    )
+    stop_watching = observability.watch(
+        calls_engine, store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
+    )
+    # Tokens are required exactly when a key is configured: every worker decides alike.
+    key = settings.token_key.get_secret_value() if settings.token_key else None
+    app.state.auth = AuthMode(Tokens(calls_engine, key), required=key is not None)
+    app.state.tail_settings = TailSettings(
+        heartbeat_seconds=settings.tail_heartbeat_seconds, page_size=settings.page_max
+    )
+    app.state.notifications = notifications = Notifications(
+        engine,
+        max_streams=settings.max_streams,
+        safety_seconds=settings.tail_safety_seconds,
+        poll_seconds=settings.tail_poll_seconds,
+    )
+    app.state.tail_reads = SharedReads(notifications, app.state.calls)
+    if not store.commits_notified_by_database:
+        store.watch_commits(notifications.committed)
+    await notifications.start()
+    background = _start_background(settings, blocking, ImportSweeper.when_needed(engine))
+    try:
+        yield
+    finally:
+        for task in background:
+            await asyncio.to_thread(task.stop)
+        await notifications.stop()
+        app.state.calls.close()
+        stop_watching()
+        if service_engine is not None:
+            await service_engine.dispose()
+        for read_engine in read_engines:
+            await read_engine.dispose()
+        engine.dispose()
+
+
 def create_app(settings: Settings | None = None, *, tracer_provider: Any = None) -> FastAPI:
     """Build the application; the engine lives as long as the app's lifespan.
 
@@ -192,75 +268,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # One connection per database thread (and a few for readiness checks): a store call
-        # never waits for a connection, and no connection is opened and closed per call.
-        engine = create_engine(
-            settings.database_url,
-            pool_size=settings.db_pool_size,
-            max_overflow=DB_POOL_OVERFLOW,
-            read_timeout_seconds=settings.read_timeout_seconds,
-        )
-        app.state.engine = engine
-        # Read replicas (CONTRACT.md 14): pools as large as the primary's, a short connect
-        # timeout so a replica that is down costs one read that long, then is left out.
-        read_engines = [
-            create_engine(
-                url,
-                pool_size=settings.db_pool_size,
-                max_overflow=DB_POOL_OVERFLOW,
-                read_timeout_seconds=settings.read_timeout_seconds,
-                connect_args={"connect_timeout": REPLICA_CONNECT_TIMEOUT_SECONDS},
-            )
-            for url in settings.read_database_urls
-        ]
-        app.state.offload = Offload(settings.db_pool_size)
-        app.state.transcript_bounds = TranscriptBounds(
-            records=settings.max_transcript_records, payload_bytes=settings.max_transcript_bytes
-        )
-        app.state.store = SqlStore(
-            engine,
-            page_max=settings.page_max,
-            page_byte_budget=settings.page_byte_budget,
-            limits=settings.limits(),
-            fast_path=settings.pg_fast_path,
-            group_commit=settings.group_commit,
-            webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
-            read_engines=read_engines,
-            replica_max_lag_seconds=settings.replica_max_lag_seconds,
-        )
-        _start_loop_paths(app, settings, traced=observability.tracing is not None)
-        stop_watching = observability.watch(
-            engine, app.state.store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW
-        )
-        # Tokens are required exactly when a key is configured: every worker decides alike.
-        key = settings.token_key.get_secret_value() if settings.token_key else None
-        app.state.auth = AuthMode(Tokens(engine, key), required=key is not None)
-        app.state.tail_settings = TailSettings(
-            heartbeat_seconds=settings.tail_heartbeat_seconds, page_size=settings.page_max
-        )
-        app.state.notifications = notifications = Notifications(
-            engine,
-            max_streams=settings.max_streams,
-            safety_seconds=settings.tail_safety_seconds,
-            poll_seconds=settings.tail_poll_seconds,
-        )
-        app.state.tail_reads = SharedReads(notifications, app.state.offload)
-        if not app.state.store.commits_notified_by_database:
-            app.state.store.watch_commits(notifications.committed)
-        await notifications.start()
-        background = _start_background(settings, app.state.store, ImportSweeper.when_needed(engine))
-        try:
+        async with _services(app, settings, observability):
             yield
-        finally:
-            for task in background:
-                await asyncio.to_thread(task.stop)
-            await notifications.stop()
-            await _stop_loop_paths(app)
-            app.state.offload.close()
-            stop_watching()
-            engine.dispose()
-            for read_engine in read_engines:
-                read_engine.dispose()
 
     app = FastAPIOffline(
         title="runtime-store",

@@ -54,24 +54,6 @@ class Settings(BaseSettings):
         description="PostgreSQL fast path: combine concurrent single appends of a worker "
         "into one statement and one commit (on), or commit each alone (off).",
     )
-    loop_appends: bool = Field(
-        default=True,
-        description="PostgreSQL fast path: send single appends from each worker's event "
-        "loop on connections of its own, grouped as group commit does (on), or hand each "
-        "to a database thread (off); the answers are the same.",
-    )
-    loop_reads: bool = Field(
-        default=True,
-        description="PostgreSQL: read pages of a run's records from each worker's event "
-        "loop on connections of its own (on), or hand each to a database thread (off); "
-        "the answers are the same.",
-    )
-    hot_routes: bool = Field(
-        default=True,
-        description="Answer the common appends and record pages without FastAPI's "
-        "per-request machinery when the request is surely ordinary (on), or leave every "
-        "request to FastAPI (off); the answers are the same.",
-    )
     page_max: int = Field(default=1000, gt=0, description="Largest page a list returns.")
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."

@@ -17,7 +17,7 @@ from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
-from app.api.offload import Offload
+from app.api.store_calls import StoreCalls
 from app.domain.tokens import PERMISSIONS, Permission
 from app.storage import Tokens
 from runtime_store_client import AuthError, StoreError
@@ -139,8 +139,8 @@ class _Authorize(HTTPBearer):
         if not auth.required:
             return
         token = None if credentials is None else credentials.credentials
-        offload: Offload = request.app.state.offload
-        await offload(check_permission, request, token, self.permission)
+        calls: StoreCalls = request.app.state.calls
+        await calls(check_permission, request, token, self.permission)
 
 
 def _authorize(permission: Permission) -> Any:

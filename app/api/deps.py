@@ -10,7 +10,7 @@ from pydantic import AfterValidator
 from app.storage import SqlStore
 
 from .exact_path import exact_segment
-from .offload import Offload
+from .store_calls import StoreCalls
 
 
 async def get_store(request: Request) -> SqlStore:
@@ -19,26 +19,33 @@ async def get_store(request: Request) -> SqlStore:
     return store
 
 
-async def get_offload(request: Request) -> Offload:
-    offload: Offload = request.app.state.offload
-    return offload
+async def get_blocking_store(request: Request) -> SqlStore:
+    store: SqlStore = request.app.state.blocking_store
+    return store
 
 
-def services(request: Request) -> tuple[SqlStore, Offload]:
-    """The store and its database threads, for a route that takes the ``request``.
+async def get_calls(request: Request) -> StoreCalls:
+    calls: StoreCalls = request.app.state.calls
+    return calls
+
+
+def services(request: Request) -> tuple[SqlStore, StoreCalls]:
+    """The store and its calls, for a route that takes the ``request``.
 
     The per-request routes (appends, starts, reads, pages, memory) use this instead of
-    ``StoreDep``/``OffloadDep``: FastAPI resolves a dependency at a few microseconds of
+    ``StoreDep``/``StoreCallsDep``: FastAPI resolves a dependency at a few microseconds of
     bookkeeping each, and ``request`` costs no resolution (docs/performance.md, "The HTTP
     path").
     """
     state = request.app.state
-    return state.store, state.offload
+    return state.store, state.calls
 
 
 StoreDep = Annotated[SqlStore, Depends(get_store)]
-#: Runs a blocking store call on the database threads: ``await offload(store.load_run, id)``.
-OffloadDep = Annotated[Offload, Depends(get_offload)]
+#: The store over blocking connections, for ``StoreCalls.heavy`` (on a database thread).
+BlockingStoreDep = Annotated[SqlStore, Depends(get_blocking_store)]
+#: Awaits a store call: ``await calls(store.load_run, id)`` (store_calls.py).
+StoreCallsDep = Annotated[StoreCalls, Depends(get_calls)]
 #: An ID in a path segment, exactly (CONTRACT.md 2.9): every path parameter of the API is
 #: one (``app/api/exact_path.py``; tests/security/test_reachable_ids.py checks every route).
 ExactSegment = AfterValidator(exact_segment)

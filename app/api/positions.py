@@ -21,9 +21,8 @@ keeps the positions of the request it serves.
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import Any, Final
 
-import anyio
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,6 +37,7 @@ from app.storage import (
 from runtime_store_client import InvalidArgumentError
 
 from .problems import problem_response
+from .store_calls import StoreCalls
 
 log = logging.getLogger("runtime_store.positions")
 
@@ -93,7 +93,7 @@ class ReadYourWrites:
         async def send_position(message: Message) -> None:
             start = message["type"] == "http.response.start"
             if start and not reading and 200 <= message["status"] < 300:
-                position = positions.written or await _position_now(store)
+                position = positions.written or await _position_now(scope["app"], store)
                 if position:
                     text = format_position(position)
                     headers = list(message.get("headers", []))
@@ -118,10 +118,11 @@ def _cookie(position: str) -> bytes:
     return f"{POSITION_COOKIE}={position}; Path=/; SameSite=Strict; HttpOnly".encode()
 
 
-async def _position_now(store: SqlStore) -> int:
+async def _position_now(app: Any, store: SqlStore) -> int:
     """The primary's position now; 0 (no header) when the primary cannot say."""
     try:
-        return await anyio.to_thread.run_sync(store.write_position)
+        calls: StoreCalls = app.state.calls
+        return await calls.unbound(store.write_position)
     except Exception as exc:
         log.warning("no %s for a write: %s", POSITION_HEADER, exc)
         return 0

@@ -2,7 +2,7 @@
 
 The request-ID middleware sets ``REQUEST_ID``; the observing middleware sets ``EXCHANGE``.
 Both are context variables, so every log line written while a request is served carries
-its ID, on the event loop and on the database threads alike (``Offload`` runs each call in
+its ID, on the event loop and on the database threads alike (``StoreCalls`` runs each call in
 a copy of the caller's context).
 """
 

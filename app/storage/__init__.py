@@ -4,13 +4,12 @@ This package is its facade: every other layer imports storage from here, never f
 module inside it (``lint-imports``), except the CLI's database commands.
 """
 
+from sqlalchemy.engine import Engine
+
 from .claims import ImportSweeper, sweep_abandoned_imports
-from .engine import create_engine
+from .engine import create_async_engine, create_engine
 from .failures import is_transient
 from .interrupts import Canceler, calling
-from .loop_appends import LoopAppends
-from .loop_connections import LoopConnections
-from .loop_reads import LoopReads
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
 from .records import StreamPage
@@ -31,16 +30,15 @@ from .store import SqlStore
 from .tokens import Tokens
 from .transfer import FORMAT as EXPORT_FORMAT
 from .transfer import encode_line as encode_export_line
+from .waiting import greenlet_spawn
 from .webhooks import Claimed, WebhookConfig
 
 __all__ = [
     "EXPORT_FORMAT",
+    "Engine",
     "Canceler",
     "Claimed",
     "ImportSweeper",
-    "LoopAppends",
-    "LoopConnections",
-    "LoopReads",
     "REPLICA_CONNECT_TIMEOUT_SECONDS",
     "Notifications",
     "RequestPositions",
@@ -51,7 +49,9 @@ __all__ = [
     "Tokens",
     "WebhookConfig",
     "calling",
+    "create_async_engine",
     "create_engine",
+    "greenlet_spawn",
     "current_positions",
     "encode_export_line",
     "format_position",

@@ -31,8 +31,10 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.util import await_
 
 
 class DriverStatement:
@@ -109,15 +111,36 @@ class DriverStatement:
             logger = conn.engine.logger
             if logger.isEnabledFor(logging.INFO):
                 logger.info("%s [driver connection; parameters hidden]", sql)
-            if conn.dialect.name == "postgresql":
-                cursor.execute(sql, params, binary=True)
+            if isinstance(driver, psycopg.AsyncConnection):
+                # The service's connections: awaited from the store call's greenlet.
+                rows = await_(_send_async(cursor, sql, params, fetch))
             else:
-                cursor.execute(sql, params)
+                rows = _send(cursor, sql, params, fetch, binary=conn.dialect.name == "postgresql")
             for after in dispatch.after_cursor_execute:
                 after(conn, cursor, sql, params, context, False)
-            if fetch is None:
-                return cursor.fetchall()
-            return cursor.fetchone() if fetch else None
+            return rows
+
+
+def _send(
+    cursor: Any, sql: str, params: dict[str, Any], fetch: bool | None, *, binary: bool
+) -> Any:
+    if binary:  # PostgreSQL: rows in binary
+        cursor.execute(sql, params, binary=True)
+    else:
+        cursor.execute(sql, params)
+    if fetch is None:
+        return cursor.fetchall()
+    return cursor.fetchone() if fetch else None
+
+
+async def _send_async(
+    cursor: psycopg.AsyncCursor[Any], sql: str, params: dict[str, Any], fetch: bool | None
+) -> Any:
+    """The statement on an asynchronous PostgreSQL connection, rows in binary."""
+    await cursor.execute(sql, params, binary=True)
+    if fetch is None:
+        return await cursor.fetchall()
+    return await cursor.fetchone() if fetch else None
 
 
 @contextmanager

@@ -17,6 +17,8 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 
 from app.database_url import canonical_database_url
 
@@ -56,6 +58,29 @@ def create_engine(
     """An engine configured for runtime-store on SQLite or PostgreSQL; its reads stop
     after ``read_timeout_seconds`` (``None``: never; CONTRACT.md 2.10)."""
     parsed = normalize_url(url)
+    _configure(kwargs, read_timeout_seconds)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed, **kwargs)
+    return sa.create_engine(parsed, **_postgresql(kwargs))
+
+
+def create_async_engine(
+    url: str | URL,
+    *,
+    read_timeout_seconds: float | None = DEFAULT_READ_TIMEOUT_SECONDS,
+    **kwargs: Any,
+) -> AsyncEngine:
+    """The same PostgreSQL engine over psycopg's asynchronous connections: the service's
+    store calls, awaited on its event loop (waiting.py). Its ``sync_engine`` is what a
+    ``SqlStore`` is given; only a call in a greenlet may use it."""
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        raise ValueError("asynchronous connections are for PostgreSQL only")
+    _configure(kwargs, read_timeout_seconds)
+    return _create_async_engine(parsed, **_postgresql(kwargs))
+
+
+def _configure(kwargs: dict[str, Any], read_timeout_seconds: float | None) -> None:
     kwargs["execution_options"] = {
         **kwargs.get("execution_options", {}),
         READ_TIMEOUT_OPTION: read_timeout_seconds,
@@ -65,14 +90,15 @@ def create_engine(
         engine_logger.addFilter(_ROW_FILTER)
     # Error messages and logs must never carry payloads or other bound values.
     kwargs.setdefault("hide_parameters", True)
-    if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(parsed, **kwargs)
+
+
+def _postgresql(kwargs: dict[str, Any]) -> dict[str, Any]:
     # No pre-ping round trip per checkout: a stale connection fails its first statement,
     # SQLAlchemy invalidates the pool, and SqlStore retries the whole transaction.
     kwargs.setdefault("isolation_level", "READ COMMITTED")
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 10)
-    return sa.create_engine(parsed, **kwargs)
+    return kwargs
 
 
 def _sqlite_engine(url: URL, **kwargs: Any) -> Engine:

@@ -39,6 +39,7 @@ from runtime_store_client import AppendResult, StoreError
 
 from . import fast_path
 from .unit_of_work import UnitOfWork
+from .waiting import Signal
 
 #: Most records one group statement carries; more wait for the next flush.
 MAX_GROUP: Final = 64
@@ -58,8 +59,9 @@ Outcome = AppendResult | None | Alone | Exception
 
 
 class _Pending:
-    """One append handed to the combiner; its thread sleeps on ``wake`` (a lock held
-    from the start, released once) until its group is done or it is made the leader."""
+    """One append handed to the combiner; its call waits on ``wake`` (waiting.py: a
+    thread sleeps, a greenlet yields to the event loop) until its group is done or it is
+    made the leader."""
 
     __slots__ = ("done", "group", "outcome", "record", "wake")
 
@@ -69,8 +71,7 @@ class _Pending:
         self.outcome: Outcome = None
         #: The group this append sends when it is made leader (itself first).
         self.group: list[_Pending] = [self]
-        self.wake = threading.Lock()
-        self.wake.acquire()
+        self.wake = Signal()
 
 
 class GroupCommit:
@@ -78,8 +79,8 @@ class GroupCommit:
 
     At most ``max_in_flight`` flushes are in flight, each sent by its *leader*: an append
     that found a flush slot free, or the first of the queue, made leader when a flush
-    ended. Every other append sleeps on its own lock until its group is done: one wake-up
-    each, no herd of threads woken per flush.
+    ended. Every other append waits on its own signal until its group is done: one
+    wake-up each, no herd woken per flush.
     """
 
     def __init__(
@@ -109,7 +110,7 @@ class GroupCommit:
             else:
                 self._leaders += 1
         if queued:
-            pending.wake.acquire()  # the group done, or this append made the leader
+            pending.wake.wait()  # the group done, or this append made the leader
             if pending.done:
                 return pending.outcome
         self._lead(pending, queued=queued)
@@ -131,7 +132,7 @@ class GroupCommit:
                     if not member.done:  # only if the flush itself was interrupted
                         member.outcome, member.done = ALONE, True
                     if member is not pending:
-                        member.wake.release()
+                        member.wake.fire()
         finally:
             with self._lock:
                 self._in_flight -= len(group)
@@ -145,7 +146,7 @@ class GroupCommit:
                 else:
                     self._leaders -= 1
             if following is not None:
-                following.wake.release()
+                following.wake.fire()
 
     def _flush(self, group: list[_Pending]) -> None:
         """Send the group (a group of one as the one-record statement); every member is

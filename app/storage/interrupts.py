@@ -11,7 +11,7 @@ Writes run without a deadline, as before.
 
 A caller may also give up on its reads (``Canceler``, set for a call with ``calling``):
 the HTTP layer cancels the store call of a request whose client disconnected
-(``app/api/offload.py``). Its running statement is stopped the same way, and any read
+(``app/api/calls.py``). Its running statement is stopped the same way, and any read
 it would start afterwards fails at once.
 
 How a statement is stopped differs by database:
@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final, TypeVar
 
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
@@ -182,7 +183,12 @@ class _Running:
             if self.reason is None:
                 self.reason = reason
             try:
-                self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
+                if isinstance(self._dbapi, psycopg.AsyncConnection):
+                    # The service's connection, in use on its event loop: libpq's
+                    # blocking cancel request, sent from this thread.
+                    self._dbapi.cancel()
+                else:
+                    self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
             except Exception as exc:  # the statement runs on; its own end frees it
                 log.warning("could not cancel a read statement: %s", exc)
 
@@ -301,7 +307,7 @@ def _run_bounded(
     conn: Connection = tx.conn
     sqlite = conn.dialect.name == "sqlite"
     deadline = None if timeout is None else time.monotonic() + timeout
-    dbapi = conn.connection.dbapi_connection
+    dbapi = conn.connection.driver_connection
     read = _Running(dbapi, deadline, sqlite=sqlite)
     if canceler is not None and not canceler._add(read):
         raise UnavailableError("the request was cancelled: its client went away")

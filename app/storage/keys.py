@@ -9,7 +9,6 @@ handed out.
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -44,13 +43,12 @@ class CursorKeys:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
         self._codec: CursorCodec | None = None
-        self._lock = threading.Lock()
 
     def codec(self) -> CursorCodec:
+        # No lock around the load: calls awaited on one event loop may load it twice
+        # (the same key both times), but must never block the loop's thread on a lock.
         if self._codec is None:
-            with self._lock:
-                if self._codec is None:
-                    self._codec = self._load()
+            self._codec = self._load()
         return self._codec
 
     def loaded(self) -> CursorCodec | None:
@@ -77,8 +75,7 @@ class CursorKeys:
             current = self._load()
             if current.key == codec.key:
                 raise
-            with self._lock:
-                self._codec = current
+            self._codec = current
             return current.open_at(kind, cursor, binding, fields)
 
 

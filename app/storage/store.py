@@ -65,7 +65,6 @@ from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_B
 from .delivery_queue import DeliveryQueue
 from .group_commit import GroupCommit
 from .keys import CursorKeys
-from .loop_side import LoopSide
 from .records import StreamPage
 from .replicas import primary_position, replica_set
 from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
@@ -106,8 +105,6 @@ class SqlStore(counts.Counts):
             purge_batch=purge_batch,
             group_commit=GroupCommit(uow) if group_commit and uow.dialect.fast_path else None,
         )
-        #: What a worker's event loop sends itself, checked as the store checks (loop_side.py).
-        self.loop = LoopSide(self._ctx)
         #: The webhook dispatcher's side of the outbox (13.3).
         self.webhook_queue = DeliveryQueue(self._ctx, webhooks or WebhookConfig(), clock)
         #: Whether the database tells every worker of each commit (else ``watch_commits``).

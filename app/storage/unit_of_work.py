@@ -38,6 +38,7 @@ from .dialects import dialect_of
 from .engine import WRITE_OPTION
 from .failures import raise_unless_transient, unavailable_message
 from .tx import Tx, purged_error
+from .waiting import pause
 
 # The operations import ``Tx`` and ``purged_error`` with the unit of work.
 __all__ = ["DEFAULT_ATTEMPTS", "Tx", "UnitOfWork", "purged_error"]
@@ -146,7 +147,7 @@ class UnitOfWork:
                 metrics.transaction_retried("pool_timeout" if pool_timeout else "transient")
             finally:
                 metrics.transaction_finished(write=write, seconds=time.perf_counter() - started)
-            time.sleep(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
+            pause(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
 
     def _single(self, operation: Callable[[Tx], T], replica: replicas.Replica | None = None) -> T:
         engine = self.engine if replica is None else replica.engine

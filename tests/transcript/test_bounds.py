@@ -2,7 +2,7 @@
 
 Validators match IDs through dicts, so 40,000 tool calls validate at once; a validation
 reads at most ``max_transcript_records`` records / ``max_transcript_bytes`` payload bytes
-of a run (413 ``payload_too_large`` beyond), and runs in ``Offload.heavy``, which holds at
+of a run (413 ``payload_too_large`` beyond), and runs in ``StoreCalls.heavy``, which holds at
 most a quarter of the database threads.
 """
 
@@ -14,7 +14,7 @@ import threading
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
-from app.api.offload import Offload
+from app.api.store_calls import StoreCalls
 from app.main import create_app
 from app.settings import Settings
 from app.storage import SqlStore
@@ -95,7 +95,7 @@ def test_validation_beyond_the_byte_bound_is_413(engine: Engine) -> None:
 
 
 def test_heavy_calls_hold_at_most_a_quarter_of_the_threads_and_leave_cheap_calls_served() -> None:
-    offload = Offload(8)
+    calls = StoreCalls(8, greenlets=False)
     release = threading.Event()
     running = 0
     most = 0
@@ -111,9 +111,9 @@ def test_heavy_calls_hold_at_most_a_quarter_of_the_threads_and_leave_cheap_calls
             running -= 1
 
     async def scenario() -> str:
-        heavy_calls = [asyncio.ensure_future(offload.heavy(heavy)) for _ in range(10)]
+        heavy_calls = [asyncio.ensure_future(calls.heavy(heavy)) for _ in range(10)]
         await asyncio.sleep(0.2)
-        cheap = await asyncio.wait_for(offload(lambda: "served"), timeout=5)
+        cheap = await asyncio.wait_for(calls(lambda: "served"), timeout=5)
         release.set()
         await asyncio.gather(*heavy_calls)
         return cheap
@@ -122,6 +122,6 @@ def test_heavy_calls_hold_at_most_a_quarter_of_the_threads_and_leave_cheap_calls
         assert asyncio.run(scenario()) == "served"
     finally:
         release.set()
-        offload.close()
-    assert offload.heavy_slots == 2
+        calls.close()
+    assert calls.heavy_slots == 2
     assert most == 2

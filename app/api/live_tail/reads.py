@@ -12,8 +12,8 @@ from typing import Final
 from fastapi import Request
 from sse_starlette import ServerSentEvent
 
-from app.api.offload import Offload
 from app.api.schemas import RecordBody
+from app.api.store_calls import StoreCalls
 from app.storage import Notifications, StreamPage
 from runtime_store_client import (
     LifecycleRecordType,
@@ -55,9 +55,9 @@ class SharedReads:
     commit that woke it might not see that commit.
     """
 
-    def __init__(self, hub: Notifications, offload: Offload) -> None:
+    def __init__(self, hub: Notifications, calls: StoreCalls) -> None:
         self._hub = hub
-        self._offload = offload
+        self._offload = calls
         self._inflight: dict[tuple[str, str, str], tuple[int, asyncio.Future[Chunk]]] = {}
 
     async def read(self, key: tuple[str, str, str], need: int, read: Callable[[], Chunk]) -> Chunk:

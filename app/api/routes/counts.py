@@ -93,8 +93,8 @@ async def count_sessions(
     whatever the number of sessions: a count equal to `limit` means "at least `limit`".
     Each status is counted on its own, so counts taken while writers commit may not add
     up to one moment."""
-    store, offload = services(request)
-    counts = await offload(
+    store, calls = services(request)
+    counts = await calls(
         store.count_sessions,
         created_after=created_after,
         created_before=created_before,
@@ -141,7 +141,7 @@ async def count_runs(
     runs, so its cost is bounded whatever the number of runs: a count equal to `limit`
     means "at least `limit`". Each status is counted on its own, so counts taken while
     writers commit may not add up to one moment."""
-    store, offload = services(request)
+    store, calls = services(request)
     labels = _label_filters(label)
     if labels is None:  # two values for one key: no run can match
         return respond(
@@ -149,7 +149,7 @@ async def count_runs(
                 StatusCounts(counts={str(s): 0 for s in sorted(RunStatus)}, limit=limit)
             )
         )
-    counts = await offload(
+    counts = await calls(
         store.count_runs,
         agent_id=agent_id,
         session_id=session_id,
@@ -185,6 +185,6 @@ async def count_records(
     together), read from counters the store keeps: one lookup per ID. At most
     100 IDs per request, runs and sessions together; unknown and purged
     IDs are left out of the answer."""
-    store, offload = services(request)
-    counts = await offload(store.count_records, run_ids=run_id, session_ids=session_id)
+    store, calls = services(request)
+    counts = await calls(store.count_records, run_ids=run_id, session_ids=session_id)
     return respond(RecordCountsBody.of(counts))

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 
 from app.api.auth import AuthMode
-from app.api.deps import OffloadDep
+from app.api.deps import StoreCallsDep
 from app.storage import readiness
 from runtime_store_client import UnavailableError
 
@@ -35,11 +35,11 @@ def _auth_readiness(auth: AuthMode, detail: str) -> tuple[bool, str]:
 
 
 @router.get("/readyz")
-async def readyz(request: Request, offload: OffloadDep) -> JSONResponse:
+async def readyz(request: Request, calls: StoreCallsDep) -> JSONResponse:
     """The database answers, its schema is at head and the auth setup is sound; else 503."""
-    ready, detail = await offload(readiness, request.app.state.engine)
+    ready, detail = await calls.blocking(readiness, request.app.state.engine)
     if ready:
-        ready, detail = await offload(_auth_readiness, request.app.state.auth, detail)
+        ready, detail = await calls(_auth_readiness, request.app.state.auth, detail)
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "detail": detail},
         status_code=200 if ready else 503,

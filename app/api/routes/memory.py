@@ -27,8 +27,8 @@ router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["m
 async def load_memory(agent_id: AgentIdPath, run_id: RunIdPath, request: Request) -> Response:
     """Every memory event of the agent's run, in append order; empty for an unknown run,
     `session_purged` for a run whose session was purged (its memory went with it)."""
-    store, offload = services(request)
-    return respond(SnapshotBody.of(await offload(store.load_memory, agent_id, run_id)))
+    store, calls = services(request)
+    return respond(SnapshotBody.of(await calls(store.load_memory, agent_id, run_id)))
 
 
 @router.post(
@@ -57,8 +57,8 @@ async def append_memory_events(
     ] = "",
 ) -> None:
     """Append the events atomically, in order; an empty list is a no-op."""
-    store, offload = services(request)
-    await offload(
+    store, calls = services(request)
+    await calls(
         store.append_memory_events,
         agent_id,
         run_id,

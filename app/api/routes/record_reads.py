@@ -64,15 +64,9 @@ async def list_run_transcript_records(
     "". The same `through`, `after` and `limit` always give the same page. A position that
     is not one of the run's is 422 `invalid_transcript_position`; a single transcript record
     over 1 MiB is 413 `payload_too_large`."""
-    store, offload = services(request)
-    reads = request.app.state.loop_reads
-    if reads is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
-        read = store.loop.transcript_page_read(run_id, through, after, limit)
-        page = await reads.read(read.steps())
-        if page is not None:
-            return respond_record_page(page)
+    store, calls = services(request)
     return respond_record_page(
-        await offload(store.list_run_transcript_records, run_id, through, after, limit)
+        await calls(store.list_run_transcript_records, run_id, through, after, limit)
     )
 
 
@@ -94,5 +88,5 @@ async def load_run_record(
 ) -> Response:
     """The record stored under `event_key` in the run, as a page carries it (with its
     `id`); 404 `record_not_found` when the run holds none under that key."""
-    store, offload = services(request)
-    return respond(RecordBody.of(await offload(store.load_run_record, run_id, event_key)))
+    store, calls = services(request)
+    return respond(RecordBody.of(await calls(store.load_run_record, run_id, event_key)))

@@ -97,11 +97,11 @@ async def search_runs(  # noqa: PLR0913 - one parameter per filter of CONTRACT.m
     """Runs of every session and sessionless runs, newest `started_at` first, ties by
     `run_id` ascending; runs of purged sessions never appear. Naming an unknown session
     or parent matches nothing. A cursor only continues the list with the same filters."""
-    store, offload = services(request)
+    store, calls = services(request)
     labels = _label_filters(label)
     if labels is None:  # two values for one key: no run can match
         return respond(RunPageBody.of(RunPage(runs=[])))
-    page = await offload(
+    page = await calls(
         store.search_runs,
         statuses=status,
         agent_id=agent_id,
@@ -141,19 +141,14 @@ async def append_run_record(
     Lifecycle types need their own operation. The same record again returns its original ID
     with `inserted = false`, also after the run stopped.
     """
-    store, offload = services(request)
+    store, calls = services(request)
     if body.record.run_id != run_id:
         raise InvalidArgumentError(
             f"record.run_id {body.record.run_id!r} must equal the path's run ID {run_id!r}",
             run_id=run_id,
         )
     record = body.record.contract()
-    appends = request.app.state.loop_appends
-    if appends is not None:  # PostgreSQL: from the event loop (app/storage/loop_appends.py)
-        answer = await appends.append(store.loop.checked_append(record))
-        if answer is not None:
-            return respond_append_result(answer)
-    return respond_append_result(await offload(store.append_run_record, record))
+    return respond_append_result(await calls(store.append_run_record, record))
 
 
 @router.post(
@@ -173,15 +168,9 @@ async def append_run_records(
     original ID (`inserted = false`), a key repeated inside the batch is a retry of its
     first occurrence when the content is the same, else `event_conflict`. If any record
     fails nothing is written, and the problem names that record in `event_key`."""
-    store, offload = services(request)
+    store, calls = services(request)
     records = [item.contract() for item in body.records]
-    appends = request.app.state.loop_appends
-    if appends is not None:  # PostgreSQL: from the event loop (app/storage/loop_appends.py)
-        batch = store.loop.one_statement_batch(run_id, records)
-        answers = None if batch is None else await appends.append_batch(batch)
-        if answers is not None:
-            return respond_append_results(answers)
-    return respond_append_results(await offload(store.append_run_records, run_id, records))
+    return respond_append_results(await calls(store.append_run_records, run_id, records))
 
 
 @router.post(
@@ -200,9 +189,9 @@ async def record_run_cancellation(
 
     The status stays `running`: the run ends later through a canceled terminal.
     """
-    store, offload = services(request)
+    store, calls = services(request)
     return respond_append_result(
-        await offload(store.record_run_cancellation, run_id, body.reason, body.record.contract())
+        await calls(store.record_run_cancellation, run_id, body.reason, body.record.contract())
     )
 
 
@@ -219,9 +208,9 @@ async def record_run_suspension(
     run_id: RunIdPath, body: SuspensionRequest, request: Request
 ) -> Response:
     """Store the checkpoint, status `suspended` and the `run_suspended` record together."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond_append_result(
-        await offload(
+        await calls(
             store.record_run_suspension,
             run_id,
             body.checkpoint.contract(),
@@ -243,9 +232,9 @@ async def record_run_terminal(
     run_id: RunIdPath, body: TerminalRequest, request: Request
 ) -> Response:
     """Store the final status (`completed`, `failed`, `canceled`) with its `run_completed`."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond_append_result(
-        await offload(store.record_run_terminal, run_id, body.status, body.record.contract())
+        await calls(store.record_run_terminal, run_id, body.status, body.record.contract())
     )
 
 
@@ -263,10 +252,10 @@ async def repair_run_suspension(
 ) -> Response:
     """Suspend a running run (`stored`), confirm the same suspension (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         RepairResultBody.of(
-            await offload(
+            await calls(
                 store.repair_run_suspension,
                 run_id,
                 body.checkpoint.contract(),
@@ -290,10 +279,10 @@ async def repair_run_terminal(
 ) -> Response:
     """Finish a running run (`stored`), confirm the same terminal (`already_stored`), or
     report a different final state (`different_terminal`, not an error, nothing written)."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         RepairResultBody.of(
-            await offload(store.repair_run_terminal, run_id, body.status, body.record.contract())
+            await calls(store.repair_run_terminal, run_id, body.status, body.record.contract())
         )
     )
 
@@ -309,8 +298,8 @@ async def repair_run_terminal(
 )
 async def load_run(run_id: RunIdPath, request: Request) -> Response:
     """The run's identity, status, start outcome, times, labels and cancellation reason."""
-    store, offload = services(request)
-    return respond(RunMetaBody.of(await offload(store.load_run, run_id)))
+    store, calls = services(request)
+    return respond(RunMetaBody.of(await calls(store.load_run, run_id)))
 
 
 @router.get(
@@ -324,8 +313,8 @@ async def load_run(run_id: RunIdPath, request: Request) -> Response:
 )
 async def load_run_suspension(run_id: RunIdPath, request: Request) -> Response:
     """The checkpoint stored with the run's suspension, byte for byte (base64)."""
-    store, offload = services(request)
-    return respond(CheckpointBody.of(await offload(store.load_run_suspension, run_id)))
+    store, calls = services(request)
+    return respond(CheckpointBody.of(await calls(store.load_run_suspension, run_id)))
 
 
 @router.get(
@@ -345,10 +334,5 @@ async def list_run_records(
 ) -> Response:
     """The run's records, oldest first; `next_cursor` is the ID of the page's last record
     when more existed."""
-    store, offload = services(request)
-    reads = request.app.state.loop_reads
-    if reads is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
-        page = await reads.read(store.loop.run_page_read(run_id, cursor, limit).steps())
-        if page is not None:
-            return respond_record_page(page.page())
-    return respond_record_page(await offload(store.list_run_records, run_id, cursor, limit))
+    store, calls = services(request)
+    return respond_record_page(await calls(store.list_run_records, run_id, cursor, limit))

@@ -63,8 +63,8 @@ async def list_sessions(
 ) -> Response:
     """Sessions newest `created_at` first, ties by `session_id` ascending; purged sessions
     never appear. A cursor only continues the list with the same filters."""
-    store, offload = services(request)
-    page = await offload(
+    store, calls = services(request)
+    page = await calls(
         store.list_sessions,
         statuses=status,
         created_after=created_after,
@@ -89,9 +89,9 @@ async def create_session(body: CreateSessionRequest, request: Request) -> Respon
 
     An ended session answers `session_ended`; a purged one `session_purged`.
     """
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
-        SessionBody.of(await offload(store.create_session, body.session_id, body.created_at))
+        SessionBody.of(await calls(store.create_session, body.session_id, body.created_at))
     )
 
 
@@ -106,8 +106,8 @@ async def create_session(body: CreateSessionRequest, request: Request) -> Respon
 )
 async def load_session(session_id: SessionIdPath, request: Request) -> Response:
     """The session with its status and times."""
-    store, offload = services(request)
-    return respond(SessionBody.of(await offload(store.load_session, session_id)))
+    store, calls = services(request)
+    return respond(SessionBody.of(await calls(store.load_session, session_id)))
 
 
 @router.post(
@@ -126,8 +126,8 @@ async def end_session(
 
     Ending an ended session returns it unchanged (the first `ended_at` is kept).
     """
-    store, offload = services(request)
-    return respond(SessionBody.of(await offload(store.end_session, session_id, body.ended_at)))
+    store, calls = services(request)
+    return respond(SessionBody.of(await calls(store.end_session, session_id, body.ended_at)))
 
 
 @router.delete(
@@ -147,8 +147,8 @@ async def purge_session(session_id: SessionIdPath, request: Request) -> None:
     answers `session_purged`. Purging a purged session is a no-op. Sessionless runs are
     never touched.
     """
-    store, offload = services(request)
-    await offload(store.purge_session, session_id)
+    store, calls = services(request)
+    await calls(store.purge_session, session_id)
 
 
 @router.get(
@@ -162,8 +162,8 @@ async def purge_session(session_id: SessionIdPath, request: Request) -> None:
 )
 async def load_session_status(session_id: SessionIdPath, request: Request) -> Response:
     """`active` or `ended`."""
-    store, offload = services(request)
-    return respond(SessionStatusBody(status=await offload(store.load_session_status, session_id)))
+    store, calls = services(request)
+    return respond(SessionStatusBody(status=await calls(store.load_session_status, session_id)))
 
 
 @router.get(
@@ -186,10 +186,10 @@ async def list_session_runs(
     limit: LimitQuery = 100,
 ) -> Response:
     """Runs of the session ordered by `started_at`, then `run_id`, page by page."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         RunPageBody.of(
-            await offload(
+            await calls(
                 store.list_session_runs, session_id, statuses=status, cursor=cursor, limit=limit
             )
         )
@@ -216,13 +216,7 @@ async def list_session_run_records(
     A reader that pages while writers commit never skips a record and never sees one twice.
     A page also stops early once its payloads exceed the byte budget (at least one record).
     """
-    store, offload = services(request)
-    reads = request.app.state.loop_reads
-    read = None if reads is None else store.loop.session_page_read(session_id, cursor, limit)
-    if read is not None:  # PostgreSQL: from the event loop (app/storage/loop_reads.py)
-        found = await reads.read(read.steps())
-        if found is not None:
-            return respond_record_page(read.page(found))
+    store, calls = services(request)
     return respond_record_page(
-        await offload(store.list_session_run_records, session_id, cursor, limit)
+        await calls(store.list_session_run_records, session_id, cursor, limit)
     )

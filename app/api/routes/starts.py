@@ -71,10 +71,10 @@ async def start_root_run(body: RootRunStartRequest, request: Request) -> Respons
     answers its original outcome, status and record IDs even when the retry proposes a new
     `started_at` (and record times); every other field must be the original's.
     """
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         RootRunStartResultBody.of(
-            await offload(
+            await calls(
                 store.start_root_run,
                 body.run.contract(),
                 body.started.contract(),
@@ -106,10 +106,10 @@ async def start_child_run(body: ChildRunStartRequest, request: Request) -> Respo
     repeat the predecessor's link's `ToolName`, `ToolCallID` and child agent and be written
     by the predecessor's parent's agent (else `run_conflict` naming the fact).
     """
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         ChildRunStartResultBody.of(
-            await offload(
+            await calls(
                 store.start_child_run,
                 body.run.contract(),
                 body.parent_linked.contract(),
@@ -134,10 +134,10 @@ async def start_child_run(body: ChildRunStartRequest, request: Request) -> Respo
 )
 async def start_one_shot_run(body: OneShotRunStartRequest, request: Request) -> Response:
     """Store a sessionless run (outcome `proceed`) with its `run_started` record."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         OneShotRunStartResultBody.of(
-            await offload(
+            await calls(
                 store.start_one_shot_run,
                 body.run.contract(),
                 body.started.contract(),
@@ -165,10 +165,10 @@ async def start_synchronous_run(body: SynchronousRunStartRequest, request: Reque
     engine-started or synchronous: starting it with the other kind is `run_conflict`. A
     retry must repeat the exact command, time included, in every status (any change is
     `run_conflict`); it answers the original record ID and the run's current status."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         OneShotRunStartResultBody.of(
-            await offload(store.start_synchronous_run, body.run.contract(), body.started.contract())
+            await calls(store.start_synchronous_run, body.run.contract(), body.started.contract())
         )
     )
 
@@ -184,10 +184,10 @@ async def start_synchronous_run(body: SynchronousRunStartRequest, request: Reque
 )
 async def start_one_shot_child_run(body: OneShotChildRunStartRequest, request: Request) -> Response:
     """Link a sessionless child from its running sessionless parent and start it."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
         OneShotChildRunStartResultBody.of(
-            await offload(
+            await calls(
                 store.start_one_shot_child_run,
                 body.run.contract(),
                 body.parent_linked.contract(),

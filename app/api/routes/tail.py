@@ -27,7 +27,7 @@ from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse
 
 from app.api.auth import READ
-from app.api.deps import CursorQuery, OffloadDep, RunIdPath, SessionIdPath, StoreDep
+from app.api.deps import CursorQuery, RunIdPath, SessionIdPath, StoreCallsDep, StoreDep
 from app.api.problem_docs import problems
 from app.storage import Notifications
 from runtime_store_client import (
@@ -70,7 +70,7 @@ async def tail_run_records(
     request: Request,
     run_id: RunIdPath,
     store: StoreDep,
-    offload: OffloadDep,
+    calls: StoreCallsDep,
     cursor: CursorQuery = "",
     last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
@@ -80,7 +80,7 @@ async def tail_run_records(
     suspended run's stream stays open. Heartbeat comments come at least every 15 s."""
     hub: Notifications = request.app.state.notifications
     size = request.app.state.tail_settings.page_size
-    meta = await offload(store.load_run, run_id)
+    meta = await calls(store.load_run, run_id)
     subscription = _subscribed(hub.subscribe_run(run_id, meta.session_id), "run")
 
     def read_after(after: str) -> Chunk:

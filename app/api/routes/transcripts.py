@@ -5,7 +5,7 @@ needs the whole transcript, so it reads the run from its start in pages of
 ``REPLAY_PAGE_SIZE``, up to a bound (records and payload bytes, settings
 ``max_transcript_records`` and ``max_transcript_bytes``): a run beyond it answers 413
 ``payload_too_large`` instead of holding a database thread for seconds. Everything runs in
-one ``Offload.heavy`` call, so validations never take more than a quarter of the database
+one ``StoreCalls.heavy`` call, so validations never take more than a quarter of the database
 threads.
 """
 
@@ -19,7 +19,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from app.api.auth import READ
-from app.api.deps import CursorQuery, OffloadDep, RunIdPath, StoreDep
+from app.api.deps import BlockingStoreDep, CursorQuery, RunIdPath, StoreCallsDep
 from app.api.problem_docs import problems
 from app.api.transcript_schemas import TranscriptPageBody
 from app.storage import SqlStore
@@ -129,8 +129,8 @@ def _transcript_page(
 async def load_transcript(
     request: Request,
     run_id: RunIdPath,
-    store: StoreDep,
-    offload: OffloadDep,
+    store: BlockingStoreDep,
+    calls: StoreCallsDep,
     *,
     cursor: CursorQuery = "",
     limit: Annotated[
@@ -153,7 +153,7 @@ async def load_transcript(
     runs. With `validate`, the whole transcript is checked first and a broken rule answers
     422 `invalid_transcript` listing every violation (message index and rule)."""
     bounds: TranscriptBounds = request.app.state.transcript_bounds
-    body = await offload.heavy(
+    body = await calls.heavy(
         _transcript_page, store, run_id, cursor, limit, validate, thinking, bounds
     )
     return JSONResponse(body)

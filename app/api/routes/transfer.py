@@ -1,7 +1,7 @@
 """Export and import of a session (CONTRACT.md 11.4), as NDJSON streams.
 
 ``GET /v1/sessions/{session_id}/export`` reads the session in one snapshot on a database
-thread (a heavy slot, ``Offload.heavy``) and streams the lines as they come: the thread
+thread (a heavy slot, ``StoreCalls.heavy``) and streams the lines as they come: the thread
 hands chunks to the response through a small bounded queue, so a slow client slows the
 reader instead of filling memory, and a client that goes away stops it. An unknown or
 purged session is an ordinary problem response: the first chunk (or error) is awaited
@@ -30,12 +30,12 @@ from starlette.types import Receive, Scope, Send
 
 from app.api.auth import ADMIN
 from app.api.body_limit import IMPORT_ROUTE
-from app.api.deps import OffloadDep, SessionIdPath, StoreDep
+from app.api.deps import BlockingStoreDep, SessionIdPath, StoreCallsDep
 from app.api.media_types import NDJSON, refusal
-from app.api.offload import Offload
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import SessionBody
+from app.api.store_calls import StoreCalls
 from app.storage import EXPORT_FORMAT, encode_export_line
 from runtime_store_client import ImportConflictError, SessionNotFoundError, SessionPurgedError
 
@@ -226,7 +226,7 @@ class _ExportResponse(StreamingResponse):
     },
 )
 async def export_session(
-    session_id: SessionIdPath, store: StoreDep, offload: OffloadDep
+    session_id: SessionIdPath, store: BlockingStoreDep, calls: StoreCallsDep
 ) -> StreamingResponse:
     """Everything of the session, one JSON object per line, from one snapshot: a header
     `{"format": "runtime-store.session/2", "session": …}`, every run (meta, remembered
@@ -234,7 +234,7 @@ async def export_session(
     exact text), every memory event and memory append of its runs, and a trailer with the
     counts. `POST /v1/sessions/import` recreates it byte for byte on any database."""
     export = _Export(store.export_lines(session_id))
-    producer = asyncio.ensure_future(_produce(offload, export))
+    producer = asyncio.ensure_future(_produce(calls, export))
     try:
         first = await export.next()
     except BaseException:
@@ -245,8 +245,8 @@ async def export_session(
     return _ExportResponse(export, first or b"", producer, quote(session_id, safe=""))
 
 
-async def _produce(offload: Offload, export: _Export) -> None:
-    await offload.heavy(export.produce)
+async def _produce(calls: StoreCalls, export: _Export) -> None:
+    await calls.heavy(export.produce)
 
 
 @router.post(
@@ -265,7 +265,9 @@ async def _produce(offload: Offload, export: _Export) -> None:
         }
     },
 )
-async def import_session(request: Request, store: StoreDep, offload: OffloadDep) -> Response:
+async def import_session(
+    request: Request, store: BlockingStoreDep, calls: StoreCallsDep
+) -> Response:
     """Recreate an exported session, in one transaction, with identical IDs, record IDs,
     session order, bytes, statuses and remembered keys.
 
@@ -280,5 +282,5 @@ async def import_session(request: Request, store: StoreDep, offload: OffloadDep)
         async for chunk in request.stream():
             spool.write(chunk)
         spool.seek(0)
-        session = await offload.heavy(store.import_session, spool)
+        session = await calls.heavy(store.import_session, spool)
     return respond(SessionBody.of(session))

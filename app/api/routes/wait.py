@@ -84,8 +84,8 @@ async def wait_for_run(
 ) -> Response:
     """The run's meta as soon as it reaches `until` (at once if it already has); at the
     timeout its current meta with `Run-Wait: timeout`. Clients wait again after a timeout."""
-    store, offload = services(request)
-    meta = await offload(store.load_run, run_id)
+    store, calls = services(request)
+    meta = await calls(store.load_run, run_id)
     if until.reached(meta.status):
         return _answer(meta, timed_out=False)
     hub: Notifications = request.app.state.notifications
@@ -98,7 +98,7 @@ async def wait_for_run(
     try:
         await hub.ready(min(_LISTEN_WAIT_SECONDS, timeout))
         while True:
-            meta = await offload(store.load_run, run_id)
+            meta = await calls(store.load_run, run_id)
             if until.reached(meta.status):
                 return _answer(meta, timed_out=False)
             remaining = deadline - loop.time()

@@ -49,8 +49,8 @@ EventIdPath = Annotated[
 async def create_webhook(body: CreateWebhookRequest, request: Request) -> Response:
     """A new subscription. The answer holds its signing `secret`, shown this once; every
     delivery is signed with it (Standard Webhooks headers)."""
-    store, offload = services(request)
-    created = await offload(store.create_webhook, body.url, [event.value for event in body.events])
+    store, calls = services(request)
+    created = await calls(store.create_webhook, body.url, [event.value for event in body.events])
     response = respond(CreatedWebhookBody.of(created))
     response.status_code = http_status.HTTP_201_CREATED
     return response
@@ -67,8 +67,8 @@ async def create_webhook(body: CreateWebhookRequest, request: Request) -> Respon
 )
 async def list_webhooks(request: Request) -> Response:
     """Every subscription, oldest first; secrets are never shown."""
-    store, offload = services(request)
-    found = await offload(store.list_webhooks)
+    store, calls = services(request)
+    found = await calls(store.list_webhooks)
     return respond(WebhookListBody.model_construct(webhooks=[WebhookBody.of(w) for w in found]))
 
 
@@ -84,8 +84,8 @@ async def list_webhooks(request: Request) -> Response:
 )
 async def delete_webhook(webhook_id: WebhookIdPath, request: Request) -> None:
     """Delete the subscription with its deliveries: nothing more is sent to it."""
-    store, offload = services(request)
-    await offload(store.delete_webhook, webhook_id)
+    store, calls = services(request)
+    await calls(store.delete_webhook, webhook_id)
 
 
 @router.get(
@@ -107,8 +107,8 @@ async def list_webhook_deliveries(
     limit: LimitQuery = 100,
 ) -> Response:
     """The subscription's deliveries in the order their events committed."""
-    store, offload = services(request)
-    page = await offload(
+    store, calls = services(request)
+    page = await calls(
         store.list_webhook_deliveries, webhook_id, [s.value for s in status], cursor, limit
     )
     return respond(DeliveryPageBody.of(page))
@@ -128,7 +128,7 @@ async def retry_webhook_delivery(
 ) -> Response:
     """A failed delivery becomes pending again with a new retry window; a pending or
     delivered one is answered as it is."""
-    store, offload = services(request)
+    store, calls = services(request)
     return respond(
-        WebhookDeliveryBody.of(await offload(store.retry_webhook_delivery, webhook_id, event_id))
+        WebhookDeliveryBody.of(await calls(store.retry_webhook_delivery, webhook_id, event_id))
     )

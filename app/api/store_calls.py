@@ -1,13 +1,19 @@
-"""Blocking store calls, run on the service's database threads, and ended with their client.
+"""The store calls of the service: awaited on the event loop, and ended with their client.
 
-The store is synchronous (SQLAlchemy Core over psycopg or sqlite3). Endpoints are async and
-hand each store call to a ``ThreadPoolExecutor`` whose size is the connection pool's, so a
-call never waits for a connection while holding a thread. This replaces FastAPI's hand-off
-of sync endpoints to anyio's worker threads, which costs a capacity limiter, a cancel scope
-and a condition-variable queue per call (benchmark figures in docs/performance.md).
-Expensive calls (a transcript validation reads up to a bounded number of pages) go through
-``heavy``, which lets them hold at most a quarter of the threads, so cheap reads and
-writes always find one free.
+The store's operations are blocking code over a SQLAlchemy connection, written once
+(``app/storage``). The service awaits each call (``StoreCalls``):
+
+* on PostgreSQL in a greenlet on the worker's event loop, over psycopg's asynchronous
+  connections (``app/storage/waiting.py``): each statement is awaited on the loop, so no
+  call waits for a thread, and concurrent appends meet in one group commit;
+* on SQLite on one of the worker's database threads: the database has one writer and
+  ``sqlite3`` no asynchronous driver; a thread per call costs less than a hop to a driver
+  thread per statement (docs/performance.md, "One path").
+
+At most ``slots`` calls run at once (the connection pool's size), so a burst waits here,
+not in the pool. Expensive calls (an export, an import, a transcript validation) go
+through ``heavy``: on a database thread, with the blocking store, and at most a quarter of
+the slots, so cheap reads and writes always find one free.
 
 A client that disconnects ends its request's database work (CONTRACT.md 2.10).
 ``CancelOnDisconnect`` (pure ASGI, innermost) makes each HTTP request's ``receive``
@@ -24,13 +30,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, ParamSpec, TypeVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.storage import Canceler, calling
+from app.storage import Canceler, calling, greenlet_spawn
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -107,46 +113,72 @@ class CancelOnDisconnect:
             _REQUEST.reset(token)
 
 
-class Offload:
-    """Runs blocking calls on ``threads`` database threads; ``close`` at shutdown."""
+class StoreCalls:
+    """Runs store calls on the event loop (``greenlets``) or on database threads;
+    ``close`` at shutdown."""
 
-    def __init__(self, threads: int) -> None:
-        self.threads = threads
-        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="store")
-        self.heavy_slots = max(1, threads // 4)
+    def __init__(self, slots: int, *, greenlets: bool) -> None:
+        self.slots = slots
+        self.greenlets = greenlets
+        # Threads for SQLite's calls, and everywhere for heavy and other blocking work.
+        self._executor = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="store")
+        self._slots = asyncio.Semaphore(slots)
+        self.heavy_slots = max(1, slots // 4)
         self._heavy = asyncio.Semaphore(self.heavy_slots)
 
     async def heavy(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """An expensive call: it waits for one of ``heavy_slots`` before taking a thread."""
+        """An expensive call of the blocking store: it waits for one of ``heavy_slots``,
+        then runs on a database thread (it may take seconds of CPU: never on the loop)."""
         async with self._heavy:
-            return await self(fn, *args, **kwargs)
+            return await self._watched(self._on_thread, functools.partial(fn, *args, **kwargs))
+
+    async def blocking(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """A blocking function that is no call of the store's (a readiness check)."""
+        return await self._on_thread(None, functools.partial(fn, *args, **kwargs))
 
     async def __call__(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """The call, on a database thread; cancelled if its request's client leaves."""
-        call = functools.partial(fn, *args, **kwargs)
-        watch = _REQUEST.get()
-        if watch is None:
-            return await self._start(None, call)
-        canceler = Canceler()
-        future = self._start(canceler, call)
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, future)
-        try:
-            return await future
-        finally:
-            timer.cancel()
+        """The call, awaited; its reads are cancelled if its request's client leaves."""
+        return await self._watched(self._start, functools.partial(fn, *args, **kwargs))
 
     async def unbound(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """A call that serves no one request (shared by several): never cancelled."""
         return await self._start(None, functools.partial(fn, *args, **kwargs))
 
-    def _start(self, canceler: Canceler | None, call: Callable[[], T]) -> asyncio.Future[T]:
+    async def _watched(
+        self,
+        start: Callable[[Canceler | None, Callable[[], T]], Awaitable[T]],
+        call: Callable[[], T],
+    ) -> T:
+        watch = _REQUEST.get()
+        if watch is None:
+            return await start(None, call)
+        canceler = Canceler()
+        future = asyncio.ensure_future(start(canceler, call))
         loop = asyncio.get_running_loop()
-        # In a copy of the caller's context, as ``asyncio.to_thread`` does: the call's log
-        # lines carry the request ID, and its trace spans nest in the request's.
-        context = contextvars.copy_context()
-        if canceler is not None:
+        timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, future)
+        try:
+            # A disconnect cancels the call's reads in the database, never the call
+            # itself: a write runs to its end, and the call answers for its reads.
+            return await asyncio.shield(future)
+        finally:
+            timer.cancel()
+
+    async def _start(self, canceler: Canceler | None, call: Callable[[], T]) -> T:
+        if not self.greenlets:
+            return await self._on_thread(canceler, call)
+        async with self._slots:
+            # In a copy of the caller's context: the call's log lines carry the request
+            # ID, its trace spans nest in the request's, its reads see its canceler.
+            context = contextvars.copy_context()
             context.run(calling, canceler)
+            task = asyncio.get_running_loop().create_task(greenlet_spawn(call), context=context)
+            return await task
+
+    def _on_thread(self, canceler: Canceler | None, call: Callable[[], T]) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        # In a copy of the caller's context, as ``asyncio.to_thread`` does.
+        context = contextvars.copy_context()
+        context.run(calling, canceler)
         return loop.run_in_executor(self._executor, context.run, call)
 
     def close(self) -> None:
