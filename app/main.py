@@ -60,6 +60,7 @@ from .storage import (
     WebhookConfig,
     create_async_engine,
     create_engine,
+    database_backend,
 )
 from .webhook_dispatcher import WebhookDispatcher
 
@@ -98,6 +99,12 @@ TAGS = [
 
 #: Connections each worker's pool may open beyond ``db_pool_size``.
 DB_POOL_OVERFLOW = 4
+
+
+def blocking_pool_size(slots: int) -> int:
+    """PostgreSQL: the blocking connections a worker needs besides its asynchronous ones,
+    for its heavy calls (``StoreCalls.heavy_slots``), webhook delivery and retention."""
+    return max(1, slots // 4) + 2
 
 
 def _start_background(
@@ -167,13 +174,14 @@ async def _services(
     """
     # One connection per call slot (and a few for readiness checks): a store call never
     # waits for a connection, and no connection is opened and closed per call.
+    greenlets = database_backend(settings.database_url) == "postgresql"
     engine = create_engine(
         settings.database_url,
-        pool_size=settings.db_pool_size,
+        # PostgreSQL: only heavy calls (a quarter of the slots) and two background jobs.
+        pool_size=blocking_pool_size(settings.db_pool_size) if greenlets else settings.db_pool_size,
         max_overflow=DB_POOL_OVERFLOW,
         read_timeout_seconds=settings.read_timeout_seconds,
     )
-    greenlets = engine.dialect.name == "postgresql"
     service_engine = (
         create_async_engine(
             settings.database_url,

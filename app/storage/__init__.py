@@ -7,7 +7,7 @@ module inside it (``lint-imports``), except the CLI's database commands.
 from sqlalchemy.engine import Engine
 
 from .claims import ImportSweeper, sweep_abandoned_imports
-from .engine import create_async_engine, create_engine
+from .engine import create_async_engine, create_engine, database_backend
 from .failures import is_transient
 from .interrupts import Canceler, calling
 from .migrate import readiness, upgrade_schema
@@ -53,6 +53,7 @@ __all__ = [
     "create_engine",
     "greenlet_spawn",
     "current_positions",
+    "database_backend",
     "encode_export_line",
     "format_position",
     "is_transient",

@@ -38,6 +38,11 @@ def normalize_url(url: str | URL) -> URL:
     return parsed
 
 
+def database_backend(url: str | URL) -> str:
+    """``sqlite`` or ``postgresql``: which database ``url`` names."""
+    return normalize_url(url).get_backend_name()
+
+
 class _NoRowLogging(logging.Filter):
     """Drops SQLAlchemy's DEBUG lines that print result rows: they carry payloads."""
 
