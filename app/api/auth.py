@@ -80,7 +80,7 @@ def check_permission(request: HTTPConnection, token: str | None, permission: Per
         )
 
 
-def refuse_unauthorized(request: Request) -> StoreError | None:
+async def refuse_unauthorized(request: Request) -> StoreError | None:
     """The auth error of a request whose body could not even be parsed, if any.
 
     FastAPI parses the body before it runs dependencies; a request that would be refused
@@ -99,9 +99,13 @@ def refuse_unauthorized(request: Request) -> StoreError | None:
         return None
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
+    calls: StoreCalls = request.app.state.calls
     try:
-        check_permission(
-            request, token.strip() if scheme.lower() == "bearer" and token else None, permission
+        await calls(
+            check_permission,
+            request,
+            token.strip() if scheme.lower() == "bearer" and token else None,
+            permission,
         )
     except StoreError as exc:  # AuthError, or UnavailableError while the database is down
         return exc

@@ -182,9 +182,9 @@ def _store_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    refused = refuse_unauthorized(request)
+    refused = await refuse_unauthorized(request)
     if refused is not None:
         return _store_error(request, refused)
     unsupported = _unsupported_media_type(request)
@@ -242,11 +242,11 @@ def _unsupported_media_type(request: Request) -> UnsupportedMediaTypeError | Non
     return refusal(request.headers.get("content-type"), JSON, has_body=has_body)
 
 
-def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400:
         # FastAPI's "error parsing the body" (e.g. not UTF-8): a validation error like any.
-        refused = refuse_unauthorized(request)
+        refused = await refuse_unauthorized(request)
         if refused is not None:
             return _store_error(request, refused)
         detail = f"invalid request body: {exc.detail}"
