@@ -36,7 +36,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.storage import Canceler, calling, greenlet_spawn
+from app.storage import Canceler, calling, greenlet_spawn, reads_of
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -153,26 +153,26 @@ class StoreCalls:
         if watch is None:
             return await start(None, call)
         canceler = Canceler()
-        future = asyncio.ensure_future(start(canceler, call))
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, future)
+        # A disconnect cancels the call's reads in the database, never the call itself:
+        # a write runs to its end, and the call answers for its reads.
+        ended: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, ended)
         try:
-            # A disconnect cancels the call's reads in the database, never the call
-            # itself: a write runs to its end, and the call answers for its reads.
-            return await asyncio.shield(future)
+            return await start(canceler, call)
         finally:
             timer.cancel()
+            ended.set_result(None)
 
     async def _start(self, canceler: Canceler | None, call: Callable[[], T]) -> T:
         if not self.greenlets:
             return await self._on_thread(canceler, call)
         async with self._slots:
-            # In a copy of the caller's context: the call's log lines carry the request
-            # ID, its trace spans nest in the request's, its reads see its canceler.
-            context = contextvars.copy_context()
-            context.run(calling, canceler)
-            task = asyncio.get_running_loop().create_task(greenlet_spawn(call), context=context)
-            return await task
+            # In the caller's own context (the greenlet runs in it): the call's log lines
+            # carry the request ID, its trace spans nest in the request's, its reads see
+            # its canceler.
+            with reads_of(canceler):
+                return await greenlet_spawn(call)
 
     def _on_thread(self, canceler: Canceler | None, call: Callable[[], T]) -> asyncio.Future[T]:
         loop = asyncio.get_running_loop()

@@ -9,7 +9,7 @@ from sqlalchemy.engine import Engine
 from .claims import ImportSweeper, sweep_abandoned_imports
 from .engine import create_async_engine, create_engine, database_backend
 from .failures import is_transient
-from .interrupts import Canceler, calling
+from .interrupts import Canceler, calling, reads_of
 from .migrate import readiness, upgrade_schema
 from .notifications import Notifications, Subscription
 from .records import StreamPage
@@ -59,6 +59,7 @@ __all__ = [
     "is_transient",
     "parse_position",
     "readiness",
+    "reads_of",
     "request_positions",
     "sweep_abandoned_imports",
     "upgrade_schema",

@@ -125,6 +125,17 @@ def calling(canceler: Canceler | None) -> None:
     _CALL.set(canceler)
 
 
+@contextmanager
+def reads_of(canceler: Canceler | None) -> Iterator[None]:
+    """Make ``canceler`` the one of the reads of this context for the block (a call
+    awaited in its caller's own context: a greenlet runs in it)."""
+    token = _CALL.set(canceler)
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
 def current() -> Canceler | None:
     """The canceler of the call running in this context, if any."""
     return _CALL.get()
