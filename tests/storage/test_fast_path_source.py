@@ -1,13 +1,15 @@
-"""The fast path's SQL is contained: one source file per function, frozen by migrations.
+"""The fast path's SQL is spelled once: one versioned file per function version.
 
-Each function's source is its ``.sql`` file in ``app/storage/fast_path``; the latest
-migration that (re)defines it carries an identical copy; a migrated database holds exactly
-that function (one, no stale overload); the store calls it with every parameter by name;
-and every literal it compares with is a value of the Python enum that owns the word.
+Each version of a function is ``app/storage/fast_path/sql/<name>/<revision>.sql``, which
+the migration ``<revision>`` executes by name; a version is never edited once a migration
+ran it (``SHA256SUMS`` holds each digest); a migrated database holds exactly the latest
+version (one function, no stale overload); the store calls it with every parameter by
+name; and every literal it compares with is a value of the Python enum that owns the word.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import re
 from pathlib import Path
@@ -18,10 +20,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.domain.state import SessionRowStatus
-from app.storage.fast_path import FUNCTIONS, Outcome, SqlFunction
+from app.storage.fast_path import FUNCTIONS, Outcome, SqlFunction, sources
 from runtime_store_client import RunStartOutcome, RunStatus, SessionStatus
 
 VERSIONS = Path(__file__).resolve().parents[2] / "alembic" / "versions"
+SQL = Path(sources.__file__).with_name("sql")
 NAMES = [function.name for function in FUNCTIONS]
 
 
@@ -37,15 +40,50 @@ def _migrations() -> list[ModuleType]:
     return modules
 
 
-def _latest_copy(name: str) -> tuple[str, str]:
-    """(revision, source) of the last migration whose ``FUNCTIONS`` defines ``name``."""
-    found = [
-        (module.revision, module.FUNCTIONS[name])
-        for module in _migrations()
-        if name in getattr(module, "FUNCTIONS", {})
-    ]
-    assert found, f"no migration freezes {name}"
-    return found[-1]
+def _executed_versions() -> set[tuple[str, str]]:
+    """(function, revision) of every version a migration executes by name."""
+    executed: set[tuple[str, str]] = set()
+    for path in sorted(VERSIONS.glob("[0-9]*.py")):
+        text = path.read_text("utf-8")
+        revision = path.stem.split("_", 1)[0]
+        module = next(m for m in _migrations() if m.revision == revision)
+        for name, chosen in re.findall(r'source\(\s*"(\w+)",\s*(\w+|"\d+")\s*\)', text):
+            executed.add((name, _revision_named(module, chosen)))
+        for name in getattr(module, "FUNCTIONS", ()):
+            executed.add((name, revision))
+    return executed
+
+
+def _revision_named(module: ModuleType, chosen: str) -> str:
+    if chosen.startswith('"'):
+        return chosen.strip('"')
+    value = getattr(module, chosen)
+    assert isinstance(value, str)
+    return value
+
+
+def test_every_version_a_migration_runs_is_a_file_and_every_file_is_run() -> None:
+    files = {(path.parent.name, path.stem) for path in SQL.glob("*/*.sql")}
+    assert _executed_versions() == files
+
+
+def test_no_version_changes_after_a_migration_ran_it() -> None:
+    pinned = {}
+    for line in (SQL / "SHA256SUMS").read_text("utf-8").splitlines():
+        digest, name = line.split()
+        pinned[name] = digest
+    files = {
+        str(path.relative_to(SQL)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in SQL.glob("*/*.sql")
+    }
+    assert files == pinned, "a version was edited: add a new version and a migration instead"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS, ids=NAMES)
+def test_the_store_calls_the_latest_version_a_migration_created(function: SqlFunction) -> None:
+    latest = max(revision for name, revision in _executed_versions() if name == function.name)
+    assert sources.revisions(function.name)[-1] == latest
+    assert function.source() == sources.source(function.name, latest)
 
 
 def _signature(source: str, name: str) -> str:
@@ -57,15 +95,6 @@ def _signature(source: str, name: str) -> str:
 def _body(source: str) -> str:
     first, last = source.index("$$"), source.rindex("$$")
     return source[first + 2 : last]
-
-
-@pytest.mark.parametrize("function", FUNCTIONS, ids=NAMES)
-def test_each_function_file_equals_the_latest_migrations_copy(function: SqlFunction) -> None:
-    revision, frozen = _latest_copy(function.name)
-    assert frozen == function.source(), (
-        f"{function.name}.sql changed after migration {revision} froze it: add a migration "
-        "that carries the new source"
-    )
 
 
 @pytest.mark.parametrize("function", FUNCTIONS, ids=NAMES)

@@ -9,16 +9,17 @@ the rules of ``app/domain`` and raises the contract's error. Values a rule compu
 run's labels as stored, the cancellation reasons a ``run_completed`` accepts) are computed
 in Python and passed in: the SQL only compares.
 
-* The source of each function is its ``.sql`` file in this folder. A migration freezes a
-  copy (it must never read these files: a later edit would change an old migration);
-  ``tests/storage/test_fast_path_source.py`` fails until the file, the latest migration's
-  copy and the function in a migrated database agree.
+* Each version of each function is one file, ``sql/<name>/<revision>.sql``, which the
+  migration ``<revision>`` executes by name and nothing edits afterwards (sources.py);
+  ``tests/storage/test_fast_path_source.py`` fails until the versions, the migrations and
+  the functions of a migrated database agree.
 * ``RUNTIME_STORE_PG_FAST_PATH=off`` (``SqlStore(fast_path=False)``) sends every write
   through the Python path; the contract suite runs that way as a backend of its own, and
   ``tests/storage/test_fast_path_differential.py`` runs random operation sequences both
   ways and compares every answer and every row.
 """
 
+from . import sources
 from .calls import (
     APPEND_GROUP,
     APPEND_MANY,
@@ -58,5 +59,6 @@ __all__ = [
     "many_params",
     "one_params",
     "record_answer",
+    "sources",
     "start_run",
 ]

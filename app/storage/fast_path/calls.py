@@ -10,7 +10,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
 import sqlalchemy as sa
@@ -22,6 +21,7 @@ from runtime_store_client import AppendResult, RunStatus, SessionStatus, Webhook
 
 from ..driver import DriverStatement
 from ..rows import NEW_RECORD_FIELDS, label_text, values_of
+from . import sources
 
 if TYPE_CHECKING:
     from ..unit_of_work import Tx
@@ -52,8 +52,8 @@ class SqlFunction:
     binary: tuple[str, ...] = ()
 
     def source(self) -> str:
-        """The function's current source: its ``.sql`` file."""
-        return resources.files(__package__).joinpath(f"{self.name}.sql").read_text("utf-8")
+        """The function's current source: its latest version (sources.py)."""
+        return sources.source(self.name)
 
     def statement(self) -> DriverStatement:
         arguments = ", ".join(
