@@ -118,14 +118,6 @@ class OneStatementBatch:
         return results
 
 
-def one_statement_batch(
-    ctx: Context, run_id: str, records: Sequence[Record]
-) -> OneStatementBatch | None:
-    """The batch, checked (raising the error of the first record that fails a check), as
-    one statement sends it; ``None`` when only the transaction can decide."""
-    return OneStatementBatch.of(run_id, _check_input(ctx, run_id, records))
-
-
 def _append_in_one_statement(
     ctx: Context, run_id: str, checked: list[v.NewRecord]
 ) -> list[AppendResult] | None:

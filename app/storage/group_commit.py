@@ -1,11 +1,11 @@
 """Group commit: concurrent single appends of one store combined into one statement.
 
-Threads of one process that append at the same time (a service worker's database threads,
-an application's threads sharing a ``SqlStore``) hand their validated records to a
-combiner. One that finds a flush slot free (``MAX_IN_FLIGHT``) flushes at once, alone: at
-low load nothing waits. Those arriving while every slot is in flight queue; when a flush
-ends, the queue's head flushes everything queued so far (no timer: a group is what
-arrived during the flushes in flight). Each append keeps its own answer and its own error:
+Calls of one store that append at the same time (a service worker's calls awaited in
+greenlets on its event loop, an application's threads sharing a ``SqlStore``) hand their
+validated records to a combiner. One that finds a flush slot free (``MAX_IN_FLIGHT``)
+flushes at once, alone: at low load nothing waits. Those arriving while every slot is in
+flight queue; when a flush ends, the queue's head flushes everything queued so far (no
+timer: a group is what arrived during the flushes in flight). Each append keeps its own answer and its own error:
 
 * a group is one autocommit statement calling the fast path's one-record function once per
   record (``fast_path.append_group``): the same function, so the same lock, checks, record
@@ -13,10 +13,10 @@ arrived during the flushes in flight). Each append keeps its own answer and its 
   committed together or none of it (2.1). Records are sent sorted by their lock (session,
   else sessionless run), so two groups, two processes or two replicas take locks in one
   order (no deadlock among them); records of one run keep their arrival order;
-* a record the function refuses goes, in its own thread, through the Python path, which
+* a record the function refuses goes, in its own call, through the Python path, which
   raises the contract's error, exactly as when appended alone;
 * when the group statement fails (after the unit of work's retries), every record of it is
-  appended again alone, in its own thread, with its own retries and errors: a failure of
+  appended again alone, in its own call, with its own retries and errors: a failure of
   one never becomes the answer of another, and a group whose commit outcome was unknown is
   retried record by record as exact retries (2.2);
 * the live tail is told what the group wrote, once, after its commit

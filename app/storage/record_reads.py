@@ -10,10 +10,9 @@ the records kept. ``through`` is checked against the run's record count: record 
 1..n without gaps, so every ID up to it names a committed record. The range ends at
 ``through``, so records appended later never reach a page.
 
-The page is written once, as steps (``TranscriptPageRead``, as ``RunPageRead``): a
-database thread drives them in a transaction, ``LoopReads`` from a service worker's event
-loop, leaving to the transaction what only it can answer (a missing run, an ``after`` or
-a range a purge may have emptied, records deleted between the reads).
+The page is written once, as steps (``TranscriptPageRead``, as ``RunPageRead``), driven
+by ``drive``, which leaves to a transaction what only it can answer (a missing run, an
+``after`` or a range a purge may have emptied, records deleted between the reads).
 """
 
 from __future__ import annotations

@@ -13,9 +13,8 @@ A run's page reads its run's record count with the keys, in one statement and on
 
 A page is written once, as steps (``Steps``): the statements it sends, each chosen from the
 rows of the ones before, then its answer, or ``Unsure`` where only the transaction can
-answer (a missing owner, records deleted between the reads). ``drive`` sends them on a
-transaction's connection; ``LoopReads`` (loop_reads.py) on an event loop's, leaving what
-ends unsure to the transaction.
+answer (a missing owner, records deleted between the reads). ``drive`` sends them on the
+read's connection and settles what ends unsure in a transaction.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from app.domain.append import ordinary_append
 from app.domain.validation import NewRecord
 from runtime_store_client import (
     AppendResult,
-    InvalidArgumentError,
     Page,
     Record,
     UnavailableError,
@@ -188,8 +186,7 @@ class Unsure(Enum):
 
 
 #: A read as steps: the statements it sends, each chosen from the rows of the ones before,
-#: then its answer. The rule is written once, here; ``drive`` sends the statements on a
-#: transaction's connection, ``LoopReads`` on an event loop's (loop_reads.py).
+#: then its answer. The rule is written once, here; ``drive`` sends the statements.
 Steps = Generator[Read, Rows, T]
 
 
@@ -291,8 +288,8 @@ def run_records_after(ctx: Context, run_id: str, cursor: str, limit: int) -> Str
 class SessionPageRead:
     """A page of every record of a session's runs after a cursor, in commit order; each
     record's cursor is its session position, sealed to the session's list. Made by
-    ``opened`` (which may read the cursor key) or ``opened_with_loaded_key`` (which never
-    does); ``steps`` reads the session with the page's keys, then the rows."""
+    ``opened`` (which may read the cursor key); ``steps`` reads the session with the
+    page's keys, then the rows."""
 
     __slots__ = ("_after", "_codec", "_ctx", "_session_id", "_size")
 
@@ -316,25 +313,6 @@ class SessionPageRead:
             (after,) = ctx.cursors.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
         # After ``open``, which may have reloaded the key.
         return cls(ctx, session_id, after, size, ctx.cursors.codec())
-
-    @classmethod
-    def opened_with_loaded_key(
-        cls, ctx: Context, session_id: str, cursor: str, limit: int
-    ) -> SessionPageRead | None:
-        """``opened`` without the database: ``None`` when the key is not loaded yet, or
-        the cursor is one only ``opened`` can settle (refused under the loaded key)."""
-        size = cursors.check_limit(limit, ctx.page_max)
-        v.optional_text(session_id, "session_id")
-        codec = ctx.cursors.loaded()
-        if codec is None:
-            return None
-        after = 0
-        if cursor:
-            try:
-                (after,) = codec.open(cursors.SESSION_RECORDS, cursor, session_id, 1)
-            except InvalidArgumentError:
-                return None
-        return cls(ctx, session_id, after, size, codec)
 
     def steps(self) -> Steps[tuple[list[Record], list[int], bool] | Unsure]:
         session_id, after, size = self._session_id, self._after, self._size

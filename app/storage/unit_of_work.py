@@ -93,11 +93,6 @@ class UnitOfWork:
         # Under the read deadline and the caller's cancellation (interrupts.py, 2.10).
         return self._transact(interrupts.bounded(operation, self.engine), write=False, single=None)
 
-    def reads_known_in_autocommit(self) -> bool:
-        """Whether reads are known to run in autocommit (``False`` until a read learnt it;
-        never connects)."""
-        return self._reads_in_autocommit is True
-
     def read_in_autocommit(self) -> bool:
         """Only at READ COMMITTED (the default): an engine made with a stricter level gets
         the snapshot of a read transaction it asked for. Known once connected."""

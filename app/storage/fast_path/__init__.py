@@ -21,9 +21,6 @@ in Python and passed in: the SQL only compares.
 
 from . import sources
 from .calls import (
-    APPEND_GROUP,
-    APPEND_MANY,
-    APPEND_ONE,
     FUNCTIONS,
     Outcome,
     SqlFunction,
@@ -32,19 +29,11 @@ from .calls import (
     append_many,
     append_one,
     finish_run,
-    group_answers,
-    group_params,
-    many_answers,
     many_params,
-    one_params,
-    record_answer,
     start_run,
 )
 
 __all__ = [
-    "APPEND_GROUP",
-    "APPEND_MANY",
-    "APPEND_ONE",
     "FUNCTIONS",
     "Outcome",
     "SqlFunction",
@@ -53,12 +42,7 @@ __all__ = [
     "append_many",
     "append_one",
     "finish_run",
-    "group_answers",
-    "group_params",
-    "many_answers",
     "many_params",
-    "one_params",
-    "record_answer",
     "sources",
     "start_run",
 ]

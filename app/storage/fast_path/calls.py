@@ -208,12 +208,6 @@ def _one_record(tx: Tx, record: NewRecord, row: Any) -> AppendResult | None:
     return answer
 
 
-#: The one-record append (``one_params``) and a group of them (``group_params``): their
-#: statements, for callers that send them on a connection of their own (``loop_appends``).
-APPEND_ONE: Final = _APPEND_RECORD
-APPEND_GROUP: Final = _APPEND_GROUP
-
-
 def one_params(record: NewRecord) -> dict[str, Any]:
     return values_of(record, NEW_RECORD_FIELDS)
 
@@ -243,10 +237,6 @@ def append_group(tx: Tx, records: Sequence[NewRecord]) -> list[AppendResult | No
         if answer is not None and answer.inserted:
             tx.written.add((record.session_id, record.run_id))
     return answers
-
-
-#: A batch of one run's records (``many_params``, ``many_answers``).
-APPEND_MANY: Final = _APPEND_RECORDS
 
 
 def many_params(run_id: str, records: Sequence[NewRecord]) -> dict[str, Any] | None:
