@@ -5,7 +5,8 @@ greenlets on its event loop, an application's threads sharing a ``SqlStore``) ha
 validated records to a combiner. One that finds a flush slot free (``MAX_IN_FLIGHT``)
 flushes at once, alone: at low load nothing waits. Those arriving while every slot is in
 flight queue; when a flush ends, the queue's head flushes everything queued so far (no
-timer: a group is what arrived during the flushes in flight). Each append keeps its own answer and its own error:
+timer: a group is what arrived during the flushes in flight). Each append keeps its own
+answer and its own error:
 
 * a group is one autocommit statement calling the fast path's one-record function once per
   record (``fast_path.append_group``): the same function, so the same lock, checks, record
