@@ -16,15 +16,15 @@ from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
 from .api.auth import AuthMode
-from .api.body_depth import BodyDepthLimit
-from .api.body_limit import IMPORT_ROUTE, BodySizeLimit
-from .api.docs import OfflineRedocBundle
-from .api.exact_path import ExactPath
 from .api.examples import add_request_examples
-from .api.front import Front
-from .api.host_check import HostCheck, allowed_names
 from .api.live_tail import SharedReads, TailSettings
-from .api.positions import ReadYourWrites
+from .api.middleware.body_depth import BodyDepthLimit
+from .api.middleware.body_limit import IMPORT_ROUTE, BodySizeLimit
+from .api.middleware.exact_path import ExactPath
+from .api.middleware.front import Front
+from .api.middleware.host_check import HostCheck, allowed_names
+from .api.middleware.offline_docs import OfflineRedocBundle
+from .api.middleware.positions import ReadYourWrites
 from .api.problem_docs import problem_media_types
 from .api.problems import install_problem_handlers
 from .api.routes import (

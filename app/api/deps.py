@@ -9,7 +9,7 @@ from pydantic import AfterValidator
 
 from app.storage import SqlStore
 
-from .exact_path import exact_segment
+from .middleware.exact_path import exact_segment
 from .store_calls import StoreCalls
 
 
@@ -47,7 +47,8 @@ BlockingStoreDep = Annotated[SqlStore, Depends(get_blocking_store)]
 #: Awaits a store call: ``await calls(store.load_run, id)`` (store_calls.py).
 StoreCallsDep = Annotated[StoreCalls, Depends(get_calls)]
 #: An ID in a path segment, exactly (CONTRACT.md 2.9): every path parameter of the API is
-#: one (``app/api/exact_path.py``; tests/security/test_reachable_ids.py checks every route).
+#: one (``app/api/middleware/exact_path.py``; tests/security/test_reachable_ids.py checks
+#: every route).
 ExactSegment = AfterValidator(exact_segment)
 SessionIdPath = Annotated[
     str, Path(description="The session ID.", examples=["chat-session-123"]), ExactSegment

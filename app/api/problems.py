@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 import fastapi.routing
 from fastapi import FastAPI, Request
@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.domain.json_bounds import body_too_deep_detail as too_deep_detail
 from app.domain.text import escape_lone_surrogates
 from app.observability.context import note_problem
 from app.storage import is_transient
@@ -34,13 +35,21 @@ from runtime_store_client import (
 from runtime_store_client.errors import PROBLEM_TITLES, STATUS_BY_CODE
 
 from .auth import refuse_unauthorized
-from .body_depth import body_too_deep, too_deep_detail
 from .media_types import JSON, UNSUPPORTED_MEDIA_TYPE, UnsupportedMediaTypeError, refusal
 from .nosniff import NOSNIFF_NAME, NOSNIFF_VALUE
 from .request_id import request_id_of
 from .transcript_schemas import TranscriptViolationBody
 
 log = logging.getLogger("runtime_store.api")
+
+#: The scope key ``BodyDepthLimit`` sets on a request whose JSON body was too deep: the
+#: app read a body that is not JSON, and its validation error is answered as that.
+BODY_TOO_DEEP: Final = "runtime_store.body_too_deep"
+
+
+def body_too_deep(request: Request) -> bool:
+    """Whether this request's JSON body was refused for its depth (``BodyDepthLimit``)."""
+    return bool(request.scope.get(BODY_TOO_DEEP))
 
 
 PROBLEM_JSON = "application/problem+json"

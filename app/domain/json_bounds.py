@@ -27,6 +27,12 @@ from runtime_store_client import InvalidArgumentError
 MAX_JSON_DEPTH: Final = 128
 
 #: Every byte but the four brackets, deleted before counting.
+#: Levels a request body wraps around the deepest value it carries (a memory event's
+#: ``data``: the body, ``events``, the event).
+BODY_ENVELOPE_DEPTH: Final = 3
+#: Arrays and objects a JSON request body may nest (CONTRACT.md 2.8).
+MAX_BODY_DEPTH: Final = MAX_JSON_DEPTH + BODY_ENVELOPE_DEPTH
+
 _NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
 #: Openers as +1 and closers as -1 (0xFF read as a signed byte).
 _SIGNS: Final = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
@@ -110,3 +116,11 @@ def check_value_depth(value: object, what: str) -> None:
     """``invalid_argument`` when a parsed value nests deeper than ``MAX_JSON_DEPTH``."""
     if value_nests_deeper(value):
         raise too_deep(what)
+
+
+def body_too_deep_detail() -> str:
+    """The refusal of a request body nested deeper than ``MAX_BODY_DEPTH``."""
+    return (
+        f"the request body nests deeper than {MAX_BODY_DEPTH} arrays and objects; a JSON "
+        f"value in it may nest at most {MAX_JSON_DEPTH} (docs/contract.md 2.8)"
+    )

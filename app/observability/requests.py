@@ -1,6 +1,6 @@
 """Request metrics and the access line, for the service's outermost layer to call.
 
-``app/api/front.py`` begins an ``Observation`` when a request arrives, tells it when the
+``app/api/middleware/front.py`` begins an ``Observation`` when a request arrives, tells it when the
 response starts and ends it when the app is done: it never touches a body, so streamed
 responses (the live tail's event streams, exports) pass through as they are sent. A
 request is counted, timed and logged once, at its end; an event stream is timed to its

@@ -37,7 +37,7 @@ class Observability:
 
     def observer(self) -> RequestObserver | None:
         """What counts, times and logs each request (``None``: neither metrics nor the
-        access line); the service's outermost layer calls it (app/api/front.py)."""
+        access line); the service's outermost layer calls it (app/api/middleware/front.py)."""
         if not (self.metrics or self.access_log):
             return None
         return RequestObserver(

@@ -89,14 +89,14 @@ async def _refuse_over_capacity(scope: Scope, receive: Receive, send: Send) -> N
 @functools.cache
 def refuse_over_capacity() -> ASGI3Application:
     """The app that answers every request of a connection beyond the cap."""
-    from app.api.front import Front
+    from app.api.middleware.front import Front
 
     return cast("ASGI3Application", Front(_refuse_over_capacity))
 
 
 @functools.cache
 def _import_route() -> tuple[str, str]:
-    from app.api.body_limit import IMPORT_ROUTE
+    from app.api.middleware.body_limit import IMPORT_ROUTE
 
     return IMPORT_ROUTE
 

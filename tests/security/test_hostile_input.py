@@ -31,8 +31,12 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
-from app.api.body_depth import MAX_BODY_DEPTH
-from app.domain.json_bounds import MAX_JSON_DEPTH, text_nests_deeper, value_nests_deeper
+from app.domain.json_bounds import (
+    MAX_BODY_DEPTH,
+    MAX_JSON_DEPTH,
+    text_nests_deeper,
+    value_nests_deeper,
+)
 from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings

@@ -16,7 +16,7 @@ import fastapi.routing
 import httpx
 import pytest
 
-from app.api.exact_path import exact_segment
+from app.api.middleware.exact_path import exact_segment
 from app.main import create_app
 from app.settings import Settings
 from runtime_store_client import (

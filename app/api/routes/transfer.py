@@ -29,9 +29,9 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from app.api.auth import ADMIN
-from app.api.body_limit import IMPORT_ROUTE
 from app.api.deps import BlockingStoreDep, SessionIdPath, StoreCallsDep
 from app.api.media_types import NDJSON, refusal
+from app.api.middleware.body_limit import IMPORT_ROUTE
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import SessionBody

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from runtime_store_client import PermissionDeniedError
 
-from .problems import problem_response
+from ..problems import problem_response
 
 ALLOWED_HOSTS_SETTING: Final = "RUNTIME_STORE_ALLOWED_HOSTS"
 _LOOPBACK_NAMES: Final = frozenset({"localhost"})

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from runtime_store_client import PayloadTooLargeError
 
-from .problems import problem_response
+from ..problems import problem_response
 
 #: (method, path) of the route that reads its body as a stream (a session import).
 IMPORT_ROUTE = ("POST", "/v1/sessions/import")

@@ -26,33 +26,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Final
 
-from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.domain.json_bounds import MAX_JSON_DEPTH, text_nests_deeper
+from app.domain.json_bounds import MAX_BODY_DEPTH, text_nests_deeper
 
-#: Levels a request body wraps around the deepest value it carries (a memory event's
-#: ``data``: the body, ``events``, the event).
-BODY_ENVELOPE_DEPTH: Final = 3
-#: Arrays and objects a JSON request body may nest.
-MAX_BODY_DEPTH: Final = MAX_JSON_DEPTH + BODY_ENVELOPE_DEPTH
+from ..problems import BODY_TOO_DEEP
 
-#: The scope key marking a request whose body was too deep.
-_MARK: Final = "runtime_store.body_too_deep"
 #: What the app reads instead of a body too deep: not JSON, so parsing fails at once.
 _NOT_JSON: Final = b"!"
-
-
-def body_too_deep(connection: HTTPConnection) -> bool:
-    """Whether this request's JSON body was refused for its depth (``BodyDepthLimit``)."""
-    return bool(connection.scope.get(_MARK))
-
-
-def too_deep_detail() -> str:
-    return (
-        f"the request body nests deeper than {MAX_BODY_DEPTH} arrays and objects; a JSON "
-        f"value in it may nest at most {MAX_JSON_DEPTH} (docs/contract.md 2.8)"
-    )
 
 
 def _declares_json(scope: Scope) -> bool:
@@ -93,7 +74,7 @@ class BodyDepthLimit:
             and not first.get("more_body", False)
             and text_nests_deeper(first.get("body", b""), self.max_depth)
         ):
-            scope[_MARK] = True
+            scope[BODY_TOO_DEEP] = True
             first = {"type": "http.request", "body": _NOT_JSON, "more_body": False}
         replayed = False
 

@@ -22,10 +22,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.observability.requests import RequestObserver
 
-from . import nosniff
-from .docs import CSP_HEADER, DOCS_PATHS
-from .problems import unexpected_problem
-from .request_id import HEADER_BYTES, assign_request_id
+from .. import nosniff
+from ..problems import unexpected_problem
+from ..request_id import HEADER_BYTES, assign_request_id
+from .offline_docs import CSP_HEADER, DOCS_PATHS
 
 
 class Front:

@@ -36,8 +36,8 @@ from app.storage import (
 )
 from runtime_store_client import InvalidArgumentError
 
-from .problems import problem_response
-from .store_calls import StoreCalls
+from ..problems import problem_response
+from ..store_calls import StoreCalls
 
 log = logging.getLogger("runtime_store.positions")
 

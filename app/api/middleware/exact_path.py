@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from runtime_store_client import InvalidArgumentError
 
-from .problems import problem_response
+from ..problems import problem_response
 
 _SLASH: Final = b"/"
 
