@@ -19,11 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from rich.console import Console
-from rich.table import Table
-
 from app.storage import SqlStore, create_engine
-from app.storage.migrate import upgrade_schema
 from tests.contract.builders import (
     canceled_record,
     link_record,
@@ -34,7 +30,7 @@ from tests.contract.builders import (
 )
 
 from .config import postgres_admin_url
-from .servers import create_postgres_database, drop_postgres_database
+from .paths import on_scratch_database, print_ways
 
 KINDS = ("root", "child", "one-shot", "one-shot child")
 PATHS = ("transaction", "one statement")
@@ -120,28 +116,20 @@ def main(argv: list[str] | None = None) -> dict[tuple[str, str, int], list[tuple
     parser.add_argument("--postgres-url", default=postgres_admin_url())
     args = parser.parse_args(argv)
     threads = [int(count) for count in args.threads.split(",")]
-    database_url = create_postgres_database(args.postgres_url)
-    try:
-        upgrade_schema(database_url)
-        started = time.strftime("%H:%M UTC", time.gmtime())
-        figures = measure(database_url, threads, args.seconds, args.rounds)
-    finally:
-        drop_postgres_database(args.postgres_url, database_url)
-    table = Table(title=f"SqlStore starts on PostgreSQL, {args.seconds:g} s a cell ({started})")
-    table.add_column("start")
-    table.add_column("threads", justify="right")
-    for path in PATHS:
-        table.add_column(f"{path}: calls/s, each round", justify="right")
-        table.add_column(f"{path}: CPU ms per call", justify="right")
-    for kind in KINDS:
-        for count in threads:
-            cells: list[str] = []
-            for path in PATHS:
-                rounds = figures[(kind, path, count)]
-                cells.append(" / ".join(f"{rate:,.0f}" for rate, _ in rounds))
-                cells.append(" / ".join(f"{cpu:.2f}" for _, cpu in rounds))
-            table.add_row(kind, str(count), *cells)
-    Console(width=160).print(table)
+    figures, started = on_scratch_database(
+        args.postgres_url, lambda url: measure(url, threads, args.seconds, args.rounds)
+    )
+    rows = [
+        ((kind, str(count)), [figures[(kind, path, count)] for path in PATHS])
+        for kind in KINDS
+        for count in threads
+    ]
+    print_ways(
+        f"SqlStore starts on PostgreSQL, {args.seconds:g} s a cell ({started})",
+        ("start", "threads"),
+        rows,
+        PATHS,
+    )
     return figures
 
 

@@ -21,15 +21,11 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from app.storage import SqlStore, create_async_engine, create_engine, greenlet_spawn
-from app.storage.migrate import upgrade_schema
 from tests.contract.builders import new_session, record, start_root
 
 from .config import postgres_admin_url
-from .servers import create_postgres_database, drop_postgres_database
+from .paths import on_scratch_database, print_ways
 
 OPERATIONS = ("load_run", "page", "append")
 DRIVERS = ("thread", "greenlet")
@@ -118,28 +114,18 @@ def main(argv: list[str] | None = None) -> dict[tuple[str, str, int], list[tuple
     parser.add_argument("--postgres-url", default=postgres_admin_url())
     args = parser.parse_args(argv)
     tasks = [int(count) for count in args.tasks.split(",")]
-    database_url = create_postgres_database(args.postgres_url)
-    try:
-        upgrade_schema(database_url)
-        started = time.strftime("%H:%M UTC", time.gmtime())
-        figures = asyncio.run(measure(database_url, tasks, args.seconds, args.rounds))
-    finally:
-        drop_postgres_database(args.postgres_url, database_url)
-    table = Table(title=f"SqlStore calls awaited on PostgreSQL ({started})")
-    table.add_column("operation")
-    table.add_column("tasks", justify="right")
-    for driver in DRIVERS:
-        table.add_column(f"{driver}: calls/s, each round", justify="right")
-        table.add_column(f"{driver}: CPU ms per call", justify="right")
-    for operation in OPERATIONS:
-        for count in tasks:
-            cells: list[str] = []
-            for driver in DRIVERS:
-                rounds = figures[(operation, driver, count)]
-                cells.append(" / ".join(f"{rate:,.0f}" for rate, _ in rounds))
-                cells.append(" / ".join(f"{cpu:.2f}" for _, cpu in rounds))
-            table.add_row(operation, str(count), *cells)
-    Console(width=160).print(table)
+    figures, started = on_scratch_database(
+        args.postgres_url,
+        lambda url: asyncio.run(measure(url, tasks, args.seconds, args.rounds)),
+    )
+    rows = [
+        ((operation, str(count)), [figures[(operation, driver, count)] for driver in DRIVERS])
+        for operation in OPERATIONS
+        for count in tasks
+    ]
+    print_ways(
+        f"SqlStore calls awaited on PostgreSQL ({started})", ("operation", "tasks"), rows, DRIVERS
+    )
     return figures
 
 

@@ -17,16 +17,12 @@ import argparse
 import threading
 import time
 
-from rich.console import Console
-from rich.table import Table
-
 from app.storage import SqlStore, create_engine
-from app.storage.migrate import upgrade_schema
 from runtime_store_client import RunStart, RunStatus
 from tests.contract.builders import new_session, start_root, terminal_record
 
 from .config import postgres_admin_url
-from .servers import create_postgres_database, drop_postgres_database
+from .paths import on_scratch_database, print_ways
 
 PATHS = ("transaction", "one statement")
 
@@ -90,26 +86,18 @@ def main(argv: list[str] | None = None) -> dict[tuple[str, int], list[tuple[floa
     parser.add_argument("--postgres-url", default=postgres_admin_url())
     args = parser.parse_args(argv)
     threads = [int(count) for count in args.threads.split(",")]
-    database_url = create_postgres_database(args.postgres_url)
-    try:
-        upgrade_schema(database_url)
-        started = time.strftime("%H:%M UTC", time.gmtime())
-        figures = measure(database_url, threads, args.seconds, args.rounds, args.runs)
-    finally:
-        drop_postgres_database(args.postgres_url, database_url)
-    table = Table(title=f"SqlStore terminal writes on PostgreSQL ({started})")
-    table.add_column("threads", justify="right")
-    for path in PATHS:
-        table.add_column(f"{path}: writes/s, each round", justify="right")
-        table.add_column(f"{path}: CPU ms per write", justify="right")
-    for count in threads:
-        cells: list[str] = []
-        for path in PATHS:
-            rounds = figures[(path, count)]
-            cells.append(" / ".join(f"{rate:,.0f}" for rate, _ in rounds))
-            cells.append(" / ".join(f"{cpu:.2f}" for _, cpu in rounds))
-        table.add_row(str(count), *cells)
-    Console(width=160).print(table)
+    figures, started = on_scratch_database(
+        args.postgres_url,
+        lambda url: measure(url, threads, args.seconds, args.rounds, args.runs),
+    )
+    rows = [((str(count),), [figures[(path, count)] for path in PATHS]) for count in threads]
+    print_ways(
+        f"SqlStore terminal writes on PostgreSQL ({started})",
+        ("threads",),
+        rows,
+        PATHS,
+        unit="writes",
+    )
     return figures
 
 

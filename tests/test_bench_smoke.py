@@ -19,7 +19,15 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bench import append_cost, batch_growth, client_cost, one_worker, start_paths
+from bench import (
+    append_cost,
+    batch_growth,
+    client_cost,
+    one_worker,
+    start_paths,
+    store_drivers,
+    terminal_paths,
+)
 from bench.console import pages as console_pages
 from bench.floor import BACKEND as FLOOR_BACKEND
 from bench.floor import FLOOR_JOBS, INSERT, SELECT
@@ -231,6 +239,40 @@ def test_start_paths_measures_every_start_on_both_paths_and_leaves_no_database()
         for kind in start_paths.KINDS
         for path in start_paths.PATHS
         for threads in (1, 2)
+    }
+    assert all(len(cells) == 2 and all(rate > 0 for rate, _ in cells) for cells in figures.values())
+    assert _bench_databases(server) == before
+
+
+def test_terminal_paths_measures_both_paths_in_every_round_and_leaves_no_database() -> None:
+    """``python -m bench.terminal_paths`` measures terminal writes with the one statement
+    and with the transaction, in every round, and drops its database."""
+    server = _postgres_server()
+    before = _bench_databases(server)
+
+    arguments = ["--seconds", "0.1", "--threads", "1,2", "--rounds", "2", "--runs", "20"]
+    figures = terminal_paths.main([*arguments, "--postgres-url", server])
+
+    assert set(figures) == {(path, threads) for path in terminal_paths.PATHS for threads in (1, 2)}
+    assert all(len(cells) == 2 and all(rate > 0 for rate, _ in cells) for cells in figures.values())
+    assert _bench_databases(server) == before
+
+
+def test_store_drivers_measures_every_call_both_ways_and_leaves_no_database() -> None:
+    """``python -m bench.store_drivers`` awaits every call on a thread and in a greenlet,
+    in every round, and drops its database."""
+    server = _postgres_server()
+    before = _bench_databases(server)
+
+    figures = store_drivers.main(
+        ["--seconds", "0.1", "--tasks", "1,2", "--rounds", "2", "--postgres-url", server]
+    )
+
+    assert set(figures) == {
+        (operation, driver, tasks)
+        for operation in store_drivers.OPERATIONS
+        for driver in store_drivers.DRIVERS
+        for tasks in (1, 2)
     }
     assert all(len(cells) == 2 and all(rate > 0 for rate, _ in cells) for cells in figures.values())
     assert _bench_databases(server) == before
