@@ -7,8 +7,8 @@ from logging.config import fileConfig
 from alembic import context
 
 from app.settings import Settings
-from app.storage.engine import create_engine
-from app.storage.schema import metadata
+from app.storage.database.engines import create_engine
+from app.storage.database.tables import metadata
 
 config = context.config
 if config.config_file_name is not None:

@@ -20,7 +20,7 @@ logged once, and polls back off (doubling up to ``MAX_BACKOFF_SECONDS``) until o
 succeeds, which is logged too. An attempt whose outcome cannot be stored retries storing
 it while its lease holds, so a short outage costs no second send; past the lease the
 delivery is sent again (at least once). Settled deliveries are pruned by a thread of
-their own (``retention/deliveries.py``), one process of all replicas at a time.
+their own (``webhooks/settled_pruning.py``), one process of all replicas at a time.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.storage import SqlStore, create_engine
-from app.storage.migrate import upgrade_schema
+from app.storage.database.migrations import upgrade_schema
 from tests.contract.builders import new_session, start_root
 
 from .config import postgres_admin_url

@@ -12,7 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from app.storage.engine import WRITE_OPTION
+from app.storage.database.engines import WRITE_OPTION
 
 STARTED_PAYLOAD = b'{"ParentRunID":"","PredecessorRunID":"","Labels":null}'
 

@@ -2,7 +2,7 @@
 
 One connection per worker, no HTTP, no SQLAlchemy, no validation: each method sends the
 statements ``SqlStore`` sends for the same call on PostgreSQL (``app/storage/store.py``
-and ``tx.py``), in the same order and with the same locks, and keeps only the Python it
+and ``unit_of_work/tx.py``), in the same order and with the same locks, and keeps only the Python it
 needs to compute the next record ID and session position. What ``SqlStore`` adds on top
 (validation, SQLAlchemy, its pool) is what its ratio to this ceiling measures.
 ``mirror.py`` checks at the start of every run that both still send the same statements.
@@ -20,8 +20,8 @@ import psycopg
 
 from app.domain.cursors import SESSION_RECORDS, CursorCodec, decode_record_id_cursor
 from app.domain.times import now_millis, to_millis
-from app.storage.context import DEFAULT_PURGE_BATCH
-from app.storage.engine import normalize_url
+from app.storage.database.engines import normalize_url
+from app.storage.operation import DEFAULT_PURGE_BATCH
 from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
 
 _RUN_COLUMNS = (

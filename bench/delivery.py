@@ -30,7 +30,7 @@ import httpx
 import sqlalchemy as sa
 
 from app.storage import SqlStore, WebhookConfig
-from app.storage.schema import webhook_deliveries, webhook_events
+from app.storage.database.tables import webhook_deliveries, webhook_events
 from runtime_store_client import HttpStore, RunStart, RunStatus, Store
 from tests.contract.builders import canceled_record, run_start, started_record, terminal_record
 

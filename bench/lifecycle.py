@@ -40,7 +40,7 @@ from sqlalchemy.engine import Engine
 from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.engine import WRITE_OPTION
+from app.storage.database.engines import WRITE_OPTION
 from runtime_store_client import HttpStore, RunStart
 from tests.contract.builders import T0, canceled_record, run_start, started_record
 

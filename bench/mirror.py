@@ -4,7 +4,8 @@
 one call of every workload goes through each with its statements recorded (SQLAlchemy's
 ``before_cursor_execute`` event, the ceiling's ``trace``), and their *shapes* (verb,
 tables in order, row lock) are compared. A difference is reported on the ceiling's rows:
-its ratios are then not like for like until ``ceiling.py`` follows ``store.py``/``tx.py``.
+its ratios are then not like for like until ``ceiling.py`` follows the store
+(``app/storage/store.py``, ``app/storage/unit_of_work/tx.py``).
 """
 
 from __future__ import annotations

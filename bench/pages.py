@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.cursors import SESSION_RECORDS, CursorCodec
-from app.storage.keys import cursor_codec
+from app.storage.access.service_keys import cursor_codec
 from tests.contract.builders import at
 
 from . import bulk

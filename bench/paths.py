@@ -11,7 +11,7 @@ from typing import TypeVar
 from rich.console import Console
 from rich.table import Table
 
-from app.storage.migrate import upgrade_schema
+from app.storage.database.migrations import upgrade_schema
 
 from .servers import create_postgres_database, drop_postgres_database
 

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine
-from app.storage.migrate import upgrade_schema
+from app.storage.database.migrations import upgrade_schema
 from runtime_store_client import RunStatus, SessionStatus
 
 from . import servers

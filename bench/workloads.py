@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from app.domain.cursors import SESSION_RECORDS
 from app.domain.times import to_millis
 from app.storage import SqlStore
-from app.storage.keys import cursor_codec
+from app.storage.access.service_keys import cursor_codec
 from runtime_store_client import MemoryEvent, Record, RunStart, RunStatus
 from tests.contract.builders import (
     T0,

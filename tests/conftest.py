@@ -26,8 +26,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.schema import api_tokens, metadata, service_keys
-from app.storage.tokens import KEY_CHECK_NAME
+from app.storage.access.tokens import KEY_CHECK_NAME
+from app.storage.database.tables import api_tokens, metadata, service_keys
 from runtime_store_client import HttpStore
 from tests.contract.builders import Backend, observed_in_process
 from tests.replicas.cluster import StreamingPair, server_binaries, start_pair

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.storage.migrate import alembic_config, head_revision, upgrade_schema
+from app.storage.database.migrations import alembic_config, head_revision, upgrade_schema
 
 KEY = "cli-database-test-key-0123456789abcdef"
 

@@ -18,8 +18,8 @@ import sqlalchemy as sa
 
 from app.domain.tokens import Role
 from app.storage import create_engine, upgrade_schema
-from app.storage.schema import service_keys
-from app.storage.tokens import KEY_CHECK_NAME, Tokens
+from app.storage.access.tokens import KEY_CHECK_NAME, Tokens
+from app.storage.database.tables import service_keys
 from tests.conftest import free_port, start_server, stop_server
 
 KEY = "serve-start-test-key-0123456789abcdef"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from app.storage.migrate import head_revision
+from app.storage.database.migrations import head_revision
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
@@ -131,7 +131,7 @@ def test_service_wheel_carries_the_migrations_and_applies_them_without_the_check
             sys.executable,
             "-P",
             "-c",
-            "import app.storage.migrate as m; print(m.script_location())",
+            "import app.storage.database.migrations as m; print(m.script_location())",
         ],
         cwd=tmp_path,
         env=env,

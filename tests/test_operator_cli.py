@@ -15,8 +15,8 @@ from app.cli import cli
 from app.domain.tokens import Role
 from app.operator_cli import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, parse_when
 from app.storage import create_engine
-from app.storage.migrate import upgrade_schema
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
+from app.storage.database.migrations import upgrade_schema
 from runtime_store_client import HttpStore, RunStatus
 from tests.conftest import LiveServer, free_port, start_server, stop_server
 from tests.contract.builders import (

@@ -5,7 +5,7 @@ per (session, run) a statement inserted, and a trigger on ``sessions`` one per p
 notifications are part of the writing transaction, so they are delivered at its commit
 and never for a rollback; PostgreSQL folds duplicates within a transaction. The payload is
 ``session_id<US>run_id`` (``""`` for a sessionless run's session, ``""`` run for a purge).
-SQLite has no such thing: its listeners poll (``app.storage.notifications``).
+SQLite has no such thing: its listeners poll (``app.storage.live_tail.notifications``).
 
 Revision ID: 0008
 Revises: 0007

@@ -1,7 +1,7 @@
 """Import claims (CONTRACT.md 2.10, 11.4).
 
 An SQLite import publishes its records in slices, each a short transaction, and claims its
-session and run IDs meanwhile (``app/storage/claims.py``). Nothing else changes.
+session and run IDs meanwhile (``app/storage/unit_of_work/import_holds.py``). Nothing else changes.
 
 Revision ID: 0017
 Revises: 0016

@@ -4,7 +4,7 @@ The store's operations are blocking code over a SQLAlchemy connection, written o
 (``app/storage``). The service awaits each call (``StoreCalls``):
 
 * on PostgreSQL in a greenlet on the worker's event loop, over psycopg's asynchronous
-  connections (``app/storage/waiting.py``): each statement is awaited on the loop, so no
+  connections (``app/storage/database/waiting.py``): each statement is awaited on the loop, so no
   call waits for a thread, and concurrent appends meet in one group commit;
 * on SQLite on one of the worker's database threads: the database has one writer and
   ``sqlite3`` no asynchronous driver; a thread per call costs less than a hop to a driver
@@ -19,7 +19,7 @@ A client that disconnects ends its request's database work (CONTRACT.md 2.10).
 ``CancelOnDisconnect`` (pure ASGI, innermost) makes each HTTP request's ``receive``
 watchable; a store call of that request that is still running ``WATCH_AFTER_SECONDS``
 after it began listens for the client's ``http.disconnect`` and, when it comes, cancels
-the call's reads (``app.storage.interrupts``: the running statement is stopped in the
+the call's reads (``app.storage.database.read_deadlines``: the running statement is stopped in the
 database, later reads of the call are refused, an import stops between its slices).
 Writes run to their end: a transaction is never cut short by a disconnect. Calls that
 serve no one request in particular (the live tail's shared reads) use ``unbound``.

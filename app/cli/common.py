@@ -80,7 +80,7 @@ def _database_errors() -> Iterator[None]:
     except Exception:
         if "sqlalchemy" not in sys.modules:
             raise
-        from app.storage.engine import database_errors
+        from app.storage.database.engines import database_errors
 
         with database_errors():
             raise
@@ -97,8 +97,8 @@ def note_database(shown: str) -> None:
 
 def _one_line(exc: Exception) -> str | None:
     """The line that says why a command could not use its database, if that is why."""
-    if "app.storage.engine" in sys.modules:
-        from app.storage.engine import DatabaseError
+    if "app.storage.database.engines" in sys.modules:
+        from app.storage.database.engines import DatabaseError
 
         if isinstance(exc, DatabaseError):
             which = f" {_opened[0]}" if _opened else ""

@@ -12,8 +12,8 @@ from .opening import POINT
 @db.command("upgrade")
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
     """Apply every migration up to head; a missing SQLite file is created (and said so)."""
-    from app.storage.inspection import State
-    from app.storage.migrate import schema_is_current, upgrade_schema
+    from app.storage.database.inspection import State
+    from app.storage.database.migrations import schema_is_current, upgrade_schema
 
     where = opening.target(database_url)
     found = opening.inspect(where)
@@ -48,7 +48,7 @@ def db_check(database_url: DatabaseUrl = None) -> None:
 @db.command("verify")
 def db_verify(database_url: DatabaseUrl = None) -> None:
     """Check the stored data's invariants without writing; exit 1 on any violation."""
-    from app.storage.engine import DatabaseError, create_engine, database_errors
+    from app.storage.database.engines import DatabaseError, create_engine, database_errors
     from app.storage.verify import verify_database
 
     # Exit 2 when there is nothing to judge, distinct from 1, "violations found".

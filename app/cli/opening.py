@@ -18,7 +18,7 @@ import typer
 from . import common
 
 if TYPE_CHECKING:
-    from app.storage.inspection import Found
+    from app.storage.database.inspection import Found
 
 ENV: Final = "RUNTIME_STORE_DATABASE_URL"
 
@@ -39,7 +39,7 @@ class Target:
 def target(option: str | None) -> Target:
     """The database of ``--database-url``, else of the variable, else the default file."""
     from app.settings import DEFAULT_DATABASE_URL
-    from app.storage.inspection import display_url
+    from app.storage.database.inspection import display_url
 
     if option:
         url, source = option, "--database-url"
@@ -54,7 +54,7 @@ def target(option: str | None) -> Target:
 
 def inspect(where: Target) -> Found:
     """What the database holds, without creating or changing anything."""
-    from app.storage.inspection import inspect_database
+    from app.storage.database.inspection import inspect_database
 
     return inspect_database(where.url)
 
@@ -62,7 +62,7 @@ def inspect(where: Target) -> Found:
 def advice(where: Target, found: Found) -> str:
     """One line: what is wrong with the database, and what to do."""
     name = where.shown
-    from app.storage.inspection import State
+    from app.storage.database.inspection import State
 
     match found.state:
         case State.MISSING:

@@ -15,7 +15,7 @@ from app.observability.logs import LogFormat, LogLevel, default_format, log_conf
 
 if TYPE_CHECKING:
     from app.settings import Settings
-    from app.storage.tokens import Tokens
+    from app.storage.access.tokens import Tokens
 from .common import _is_loopback, _refuse, cli, note_database
 
 
@@ -54,8 +54,8 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
     is set (app/api/auth.py); refuse a setup that would serve open by mistake, and store
     the bootstrap admin token."""
     from app.api.auth import tokens_without_key
-    from app.storage.engine import create_engine
-    from app.storage.tokens import Tokens
+    from app.storage.access.tokens import Tokens
+    from app.storage.database.engines import create_engine
 
     key = settings.token_key.get_secret_value() if settings.token_key else None
     engine = create_engine(settings.database_url, pool_size=1)
@@ -105,8 +105,8 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
 
 def _check_key(tokens: Tokens, *, proof_coming: bool) -> None:
     """Refuse a token key that is not the one the active tokens were made under: every
-    request would be 401 with nothing to say why (app/storage/tokens.py)."""
-    from app.storage.tokens import WRONG_KEY
+    request would be 401 with nothing to say why (app/storage/access/tokens.py)."""
+    from app.storage.access.tokens import WRONG_KEY
     from runtime_store_client import UnavailableError
 
     try:
@@ -225,8 +225,8 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         serve_workers,
     )
     from app.settings import Settings
-    from app.storage.inspection import display_url
-    from app.storage.migrate import schema_is_current, upgrade_schema_exclusively
+    from app.storage.database.inspection import display_url
+    from app.storage.database.migrations import schema_is_current, upgrade_schema_exclusively
 
     if retention_interval:
         try:

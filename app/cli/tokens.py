@@ -9,15 +9,15 @@ import typer
 from app.domain.tokens import Role, TokenError
 
 if TYPE_CHECKING:
-    from app.storage.tokens import Tokens
+    from app.storage.access.tokens import Tokens
 from . import opening
 from .common import DatabaseUrl, tokens_cli
 
 
 def _tokens(database_url: str | None) -> Tokens:
     from app.settings import Settings
-    from app.storage.engine import create_engine
-    from app.storage.tokens import Tokens
+    from app.storage.access.tokens import Tokens
+    from app.storage.database.engines import create_engine
 
     where = opening.open_ready(database_url)
     settings = Settings()

@@ -1,6 +1,7 @@
 """The stored state a contract rule decides on: snapshots of a session, a run and a
-stored record, as the storage layer reads them under its locks (``app/storage/rows.py``
-maps rows to them and checks their fields against the tables' columns).
+stored record, as the storage layer reads them under its locks
+(``app/storage/database/row_mapping.py`` maps rows to them and checks their fields
+against the tables' columns).
 
 A decision (``append``, ``starts``, ``commands``) reads these and raises the contract's
 error or says what to write; the storage operation applies it. ``dirty``,

@@ -2,7 +2,7 @@
 
 A token is ``rst_`` followed by 43 URL-safe characters (256 random bits): recognisable in a
 leaked log or a secret scanner, and impossible to guess. Storage keeps only its keyed hash
-(app/storage/tokens.py).
+(app/storage/access/tokens.py).
 """
 
 from __future__ import annotations

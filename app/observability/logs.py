@@ -8,7 +8,7 @@ traceback of a 500 names the ``request_id`` its body gave the client.
 
 Log lines never carry tokens, payloads, checkpoints or request bodies: the access line
 holds only fixed fields (``middleware.py``); SQLAlchemy hides bound parameters and its
-row lines are dropped (``app/storage/engine.py``).
+row lines are dropped (``app/storage/database/engines.py``).
 """
 
 from __future__ import annotations

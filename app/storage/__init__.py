@@ -6,32 +6,28 @@ module inside it (``lint-imports``), except the CLI's database commands.
 
 from sqlalchemy.engine import Engine
 
-from .claims import ImportSweeper, sweep_abandoned_imports
-from .engine import create_async_engine, create_engine, database_backend
-from .failures import is_transient
-from .interrupts import Canceler, calling, reads_of
-from .migrate import readiness, upgrade_schema
-from .notifications import Notifications, Subscription
-from .records import StreamPage
-from .replicas import (
-    CONNECT_TIMEOUT_SECONDS as REPLICA_CONNECT_TIMEOUT_SECONDS,
-)
-from .replicas import (
+from app.storage.access.tokens import Tokens
+from app.storage.database.engines import create_async_engine, create_engine, database_backend
+from app.storage.database.failures import is_transient
+from app.storage.database.migrations import readiness, upgrade_schema
+from app.storage.database.read_deadlines import Canceler, calling, reads_of
+from app.storage.database.replicas import CONNECT_TIMEOUT_SECONDS as REPLICA_CONNECT_TIMEOUT_SECONDS
+from app.storage.database.replicas import (
     RequestPositions,
     format_position,
     parse_position,
     request_positions,
 )
-from .replicas import (
-    current as current_positions,
-)
-from .retention import Sweep
-from .store import SqlStore
-from .tokens import Tokens
-from .transfer import FORMAT as EXPORT_FORMAT
-from .transfer import encode_line as encode_export_line
-from .waiting import greenlet_spawn
-from .webhooks import Claimed, WebhookConfig
+from app.storage.database.replicas import current as current_positions
+from app.storage.database.waiting import greenlet_spawn
+from app.storage.live_tail.notifications import Notifications, Subscription
+from app.storage.records.pages import StreamPage
+from app.storage.retention import Sweep
+from app.storage.store import SqlStore
+from app.storage.transfer import FORMAT as EXPORT_FORMAT
+from app.storage.transfer import encode_line as encode_export_line
+from app.storage.unit_of_work.import_holds import ImportSweeper, sweep_abandoned_imports
+from app.storage.webhooks.subscriptions import Claimed, WebhookConfig
 
 __all__ = [
     "EXPORT_FORMAT",

@@ -2,8 +2,9 @@
 
 The table of contents of the storage layer: each method is one call into the module of its
 context, named with the contract's words, which validates what it can without state, then
-runs one function in one unit of work (unit_of_work.py): it takes its locks (dialects.py),
-checks the rules in CONTRACT.md's order, buffers its writes and flushes them at commit.
+runs one function in one unit of work (unit_of_work/): it takes its locks
+(database/dialects.py), checks the rules in CONTRACT.md's order, buffers its writes and
+flushes them at commit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,26 @@ from sqlalchemy.engine import Engine
 from app.domain.limits import Limits
 from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
+from app.storage import retention, starts, transfer
+from app.storage.access.service_keys import CursorKeys
+from app.storage.database.replicas import primary_position, replica_set
+from app.storage.fast_path.group_commit import GroupCommit
+from app.storage.memory import events as memory
+from app.storage.operation import (
+    DEFAULT_PAGE_BYTE_BUDGET,
+    DEFAULT_PAGE_MAX,
+    DEFAULT_PURGE_BATCH,
+    Context,
+)
+from app.storage.records import append, batch, pages, transcript_reads
+from app.storage.records.pages import StreamPage
+from app.storage.runs import lifecycle, reading
+from app.storage.search import counts, finding
+from app.storage.sessions import administration, purge
+from app.storage.unit_of_work.transactions import DEFAULT_ATTEMPTS, UnitOfWork
+from app.storage.webhooks import subscriptions
+from app.storage.webhooks.delivery_queue import DeliveryQueue
+from app.storage.webhooks.subscriptions import WebhookConfig
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
@@ -45,31 +66,6 @@ from runtime_store_client import (
 )
 from runtime_store_client.protocols import BinaryReader, BinaryWriter
 
-from . import (
-    batch,
-    counts,
-    lifecycle,
-    memory,
-    purge,
-    record_reads,
-    records,
-    retention,
-    runs,
-    search,
-    sessions,
-    starts,
-    transfer,
-    webhooks,
-)
-from .context import DEFAULT_PAGE_BYTE_BUDGET, DEFAULT_PAGE_MAX, DEFAULT_PURGE_BATCH, Context
-from .delivery_queue import DeliveryQueue
-from .group_commit import GroupCommit
-from .keys import CursorKeys
-from .records import StreamPage
-from .replicas import primary_position, replica_set
-from .unit_of_work import DEFAULT_ATTEMPTS, UnitOfWork
-from .webhooks import WebhookConfig
-
 
 class SqlStore(counts.Counts):
     """The in-process store: ``Store``, ``SessionAdmin``, ``MemoryStore``, ``RunCounts``."""
@@ -91,8 +87,8 @@ class SqlStore(counts.Counts):
         group_commit: bool = True,
     ) -> None:
         """``fast_path=False``: no SQL function of ``fast_path/`` is called;
-        ``group_commit=False``: concurrent appends are not combined (group_commit.py);
-        ``read_engines``: streaming replicas that may serve HTTP reads (replicas.py)."""
+        ``group_commit=False``: concurrent appends are not combined (fast_path/group_commit.py);
+        ``read_engines``: streaming replicas that may serve HTTP reads (database/replicas.py)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         uow.replicas = replica_set(engine, read_engines, max_lag_seconds=replica_max_lag_seconds)
         self._clock = clock
@@ -174,7 +170,7 @@ class SqlStore(counts.Counts):
 
     def append_run_record(self, record: Record) -> AppendResult:
         """Append an ordinary record to a running run (3.7)."""
-        return records.append_run_record(self._ctx, record)
+        return append.append_run_record(self._ctx, record)
 
     def append_run_records(self, run_id: str, records: Sequence[Record]) -> list[AppendResult]:
         """Append 1 to 1,000 ordinary records of one run, all or nothing, in order (11.2)."""
@@ -182,21 +178,21 @@ class SqlStore(counts.Counts):
 
     def list_run_records(self, run_id: str, cursor: str = "", limit: int = 100) -> Page:
         """A page of one run's records, oldest first (section 4)."""
-        return records.list_run_records(self._ctx, run_id, cursor, limit)
+        return pages.list_run_records(self._ctx, run_id, cursor, limit)
 
     def run_records_after(self, run_id: str, cursor: str = "", limit: int = 100) -> StreamPage:
         """A page of one run's records with the cursor after each (the live tail, 11.3)."""
-        return records.run_records_after(self._ctx, run_id, cursor, limit)
+        return pages.run_records_after(self._ctx, run_id, cursor, limit)
 
     def session_records_after(
         self, session_id: str, cursor: str = "", limit: int = 100
     ) -> StreamPage:
         """A page of a session's records with the cursor after each (the live tail, 11.3)."""
-        return records.session_records_after(self._ctx, session_id, cursor, limit)
+        return pages.session_records_after(self._ctx, session_id, cursor, limit)
 
     def list_session_run_records(self, session_id: str, cursor: str = "", limit: int = 100) -> Page:
         """A page of every record of a session's runs, in commit order (section 4)."""
-        return records.list_session_run_records(self._ctx, session_id, cursor, limit)
+        return pages.list_session_run_records(self._ctx, session_id, cursor, limit)
 
     # --- transcript prefixes, a record by its key (12.3, 12.5) ---------------------------
 
@@ -205,11 +201,13 @@ class SqlStore(counts.Counts):
     ) -> RecordPage:
         """The run's transcript records after ``after`` up to and including the record
         ``through``, in record order (12.3); the same arguments, the same page."""
-        return record_reads.list_run_transcript_records(self._ctx, run_id, through, after, limit)
+        return transcript_reads.list_run_transcript_records(
+            self._ctx, run_id, through, after, limit
+        )
 
     def load_run_record(self, run_id: str, event_key: str) -> Record:
         """The record stored under ``event_key`` in the run (12.5)."""
-        return record_reads.load_run_record(self._ctx, run_id, event_key)
+        return transcript_reads.load_run_record(self._ctx, run_id, event_key)
 
     # --- lifecycle (3.8-3.11) -----------------------------------------------------------
 
@@ -241,29 +239,29 @@ class SqlStore(counts.Counts):
 
     def load_run(self, run_id: str) -> RunMeta:
         """The run's meta (3.12)."""
-        return runs.load_run(self._ctx, run_id)
+        return reading.load_run(self._ctx, run_id)
 
     def load_run_suspension(self, run_id: str) -> Checkpoint:
         """The checkpoint of a suspended run (3.12)."""
-        return runs.load_run_suspension(self._ctx, run_id)
+        return reading.load_run_suspension(self._ctx, run_id)
 
     # --- sessions (3.1, 3.2) ------------------------------------------------------------
 
     def create_session(self, session_id: str, created_at: Any) -> Session:
         """Create an active session, or return the active one unchanged (3.1)."""
-        return sessions.create_session(self._ctx, session_id, created_at)
+        return administration.create_session(self._ctx, session_id, created_at)
 
     def load_session(self, session_id: str) -> Session:
         """The session (3.1)."""
-        return sessions.load_session(self._ctx, session_id)
+        return administration.load_session(self._ctx, session_id)
 
     def load_session_status(self, session_id: str) -> SessionStatus:
         """``active`` or ``ended`` (3.2)."""
-        return sessions.load_session_status(self._ctx, session_id)
+        return administration.load_session_status(self._ctx, session_id)
 
     def end_session(self, session_id: str, ended_at: Any) -> Session:
         """End a session: running runs continue, new starts stop (3.1)."""
-        return sessions.end_session(self._ctx, session_id, ended_at)
+        return administration.end_session(self._ctx, session_id, ended_at)
 
     def list_session_runs(
         self,
@@ -273,7 +271,7 @@ class SqlStore(counts.Counts):
         limit: int = 100,
     ) -> RunPage:
         """A page of a session's runs by ``started_at`` then ``run_id`` (3.1)."""
-        return sessions.list_session_runs(self._ctx, session_id, statuses, cursor, limit)
+        return administration.list_session_runs(self._ctx, session_id, statuses, cursor, limit)
 
     def purge_session(self, session_id: str) -> None:
         """Delete an ended session with everything it holds; its IDs stay reserved (3.1)."""
@@ -290,7 +288,7 @@ class SqlStore(counts.Counts):
         limit: int = 100,
     ) -> SessionPage:
         """Sessions, newest ``created_at`` first, ties by ID; purged ones never."""
-        return search.list_sessions(
+        return finding.list_sessions(
             self._ctx, statuses, created_after, created_before, cursor, limit
         )
 
@@ -308,10 +306,10 @@ class SqlStore(counts.Counts):
     ) -> RunPage:
         """Runs across sessions, newest ``started_at`` first, ties by run ID; every filter
         given must match (labels: all of them)."""
-        filters = search.check_run_filters(
+        filters = finding.check_run_filters(
             statuses, agent_id, session_id, parent_run_id, labels, started_after, started_before
         )
-        return search.search_runs(self._ctx, filters, cursor, limit)
+        return finding.search_runs(self._ctx, filters, cursor, limit)
 
     # --- memory (section 9) -------------------------------------------------------------
 
@@ -375,15 +373,15 @@ class SqlStore(counts.Counts):
 
     def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook:
         """A new subscription; its secret is shown in this answer only (13.1)."""
-        return webhooks.create_webhook(self._ctx, self.webhook_queue.config, url, events)
+        return subscriptions.create_webhook(self._ctx, self.webhook_queue.config, url, events)
 
     def list_webhooks(self) -> list[Webhook]:
         """Every subscription, without secrets (13.1)."""
-        return webhooks.list_webhooks(self._ctx)
+        return subscriptions.list_webhooks(self._ctx)
 
     def delete_webhook(self, webhook_id: str) -> None:
         """Delete a subscription and its deliveries (13.1)."""
-        webhooks.delete_webhook(self._ctx, webhook_id)
+        subscriptions.delete_webhook(self._ctx, webhook_id)
 
     def list_webhook_deliveries(
         self,
@@ -393,8 +391,8 @@ class SqlStore(counts.Counts):
         limit: int = 100,
     ) -> DeliveryPage:
         """A subscription's deliveries in commit order, keyset-paged (13.3)."""
-        return webhooks.list_deliveries(self._ctx, webhook_id, statuses, cursor, limit)
+        return subscriptions.list_deliveries(self._ctx, webhook_id, statuses, cursor, limit)
 
     def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery:
         """Queue a failed delivery again (13.3)."""
-        return webhooks.retry_delivery(self._ctx, webhook_id, event_id)
+        return subscriptions.retry_delivery(self._ctx, webhook_id, event_id)

@@ -28,7 +28,7 @@ from uvicorn.config import STARTUP_FAILURE
 
 from app.serving import CRASH_LOOP_STARTS, TEST_START_DELAY_ENV, TEST_START_EXIT_ENV
 from app.storage import create_engine
-from app.storage.migrate import head_revision, schema_is_current
+from app.storage.database.migrations import head_revision, schema_is_current
 from tests.conftest import free_port
 
 START_TIMEOUT_S = 30

@@ -24,7 +24,7 @@ import pytest
 
 from app.domain.tokens import Role
 from app.storage import create_engine, upgrade_schema
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import HttpStore, RunStatus
 from runtime_store_client.transcript import (
     DocumentFormat,

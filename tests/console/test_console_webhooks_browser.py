@@ -16,7 +16,7 @@ import pytest
 
 from app.domain.tokens import Role
 from app.storage import create_engine, upgrade_schema
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import DeliveryStatus, HttpStore, WebhookDelivery, WebhookNotFoundError
 from tests.conftest import LiveServer, start_server, stop_server
 from tests.console.conftest import TOKEN_KEY, Tab, open_tab

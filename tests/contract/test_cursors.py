@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 
 from app.domain.cursors import SESSION_RECORDS, CursorCodec
 from app.storage import SqlStore
-from app.storage.schema import service_keys
+from app.storage.database.tables import service_keys
 from runtime_store_client import InvalidArgumentError, RunStart, RunStatus
 from tests.contract.builders import (
     Backend,

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import (
     AsyncHttpStore,
     InvalidArgumentError,

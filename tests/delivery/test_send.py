@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 
 from app.domain import webhooks as rules
-from app.storage.webhooks import Claimed, WebhookConfig
+from app.storage.webhooks.subscriptions import Claimed, WebhookConfig
 from app.webhook_dispatcher import send
 from tests.delivery.receiver import receiving
 

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 import standardwebhooks
 
 from app.storage import create_engine, upgrade_schema
-from app.storage.schema import webhook_deliveries
+from app.storage.database.tables import webhook_deliveries
 from runtime_store_client import HttpStore, RunStatus, WebhookEventType
 from tests.conftest import LiveServer, start_server, stop_server
 from tests.contract.builders import (

@@ -20,7 +20,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore, create_engine, interrupts
+from app.storage import SqlStore, create_engine
+from app.storage.database import read_deadlines
 from runtime_store_client import (
     InvalidArgumentError,
     Record,
@@ -57,10 +58,10 @@ class Importing:
 
     def __init__(self, store: SqlStore, file: io.BytesIO) -> None:
         self.result: list[Session | BaseException] = []
-        self.canceler = interrupts.Canceler()
+        self.canceler = read_deadlines.Canceler()
 
         def run() -> None:
-            interrupts.calling(self.canceler)
+            read_deadlines.calling(self.canceler)
             try:
                 self.result.append(store.import_session(file))
             except BaseException as exc:

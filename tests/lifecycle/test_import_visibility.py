@@ -217,7 +217,7 @@ def _import_in_a_process(url: str, path: Path, *, stall_at: int) -> subprocess.P
     return child
 
 
-# --- the publish, in slices under claims (app/storage/claims.py) ---------------------------
+# --- the publish, in slices under held IDs (app/storage/unit_of_work/import_holds.py) ---
 
 
 class _Midway:
@@ -293,10 +293,11 @@ def test_a_publish_copies_records_in_slices_while_its_ids_are_claimed(
 
 _KILLED_PUBLISH = """
 import sys, time
-from app.storage import SqlStore, claims, create_engine
+from app.storage import SqlStore, create_engine
+from app.storage.unit_of_work import import_holds
 from app.storage.transfer import sinks
 
-claims.LEASE_MS = 500
+import_holds.LEASE_MS = 500
 sinks.SLICE_ROWS = 50
 write, copied = sinks._Staged._write, []
 

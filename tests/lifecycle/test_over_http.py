@@ -16,7 +16,7 @@ from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import SqlStore
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import (
     AsyncHttpStore,
     HttpStore,

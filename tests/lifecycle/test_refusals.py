@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 
 from app.domain.limits import Limits
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.schema import metadata, service_keys
+from app.storage.database.tables import metadata, service_keys
 from runtime_store_client import (
     ImportConflictError,
     InvalidArgumentError,

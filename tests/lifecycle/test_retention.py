@@ -15,8 +15,8 @@ from sqlalchemy.engine import Engine
 from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
 from app.storage import SqlStore, create_engine, upgrade_schema
+from app.storage.database.tables import run_tombstones
 from app.storage.retention import archive_path
-from app.storage.schema import run_tombstones
 from app.storage.verify import PURGED_SESSION, verify_database
 from runtime_store_client import (
     MemoryEvent,

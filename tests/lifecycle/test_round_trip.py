@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore
-from app.storage.schema import memory_batches
+from app.storage.database.tables import memory_batches
 from app.storage.verify import verify_database
 from runtime_store_client import MemoryEvent, RunStatus
 from tests.conftest import wipe

@@ -20,7 +20,7 @@ from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import RunStatus
 from tests.api.conftest import client_for
 from tests.api.wire_builders import (

@@ -24,7 +24,7 @@ import pytest
 
 from app.domain.tokens import Role
 from app.storage import create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from tests.api.wire_builders import append_body, note, root_start_body
 from tests.conftest import free_port
 from tests.contract.builders import run_start, uid

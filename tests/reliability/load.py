@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore
-from app.storage.schema import runs
+from app.storage.database.tables import runs
 from app.storage.verify import verify_database
 from runtime_store_client import (
     AppendResult,

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from app.storage.schema import checkpoints, run_records, runs
+from app.storage.database.tables import checkpoints, run_records, runs
 from app.storage.verify import verify_database
 from runtime_store_client import (
     AppendResult,

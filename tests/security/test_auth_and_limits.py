@@ -18,7 +18,7 @@ from app.domain.tokens import TOKEN_PREFIX, Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import create_engine, upgrade_schema
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import (
     AuthError,
     Checkpoint,

@@ -20,7 +20,7 @@ import pytest
 
 from app.domain.tokens import Role
 from app.storage import create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from tests.conftest import LiveServer, free_port, start_server, stop_server
 from tests.security import fresh_postgres_url, fresh_sqlite_url
 

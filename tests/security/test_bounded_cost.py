@@ -30,9 +30,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.domain.limits import MAX_LABEL_FILTERS
-from app.storage import SqlStore, create_engine, interrupts
-from app.storage.engine import WRITE_OPTION
-from app.storage.schema import runs
+from app.storage import SqlStore, create_engine
+from app.storage.database import read_deadlines
+from app.storage.database.engines import WRITE_OPTION
+from app.storage.database.tables import runs
 from runtime_store_client import InvalidArgumentError, RunStatus, UnavailableError
 from tests.conftest import LiveServer, start_server, stop_server, wipe
 from tests.contract.builders import Backend, record, run_start, started_record
@@ -230,7 +231,7 @@ def test_a_read_past_its_timeout_is_stopped_and_unavailable_without_a_retry(
         if engine.dialect.name == "postgresql":
             assert eventually_none(engine, "run_labels", within=5.0) == []
         # Reads on the same pool go on (the cancelled connection was not pooled again).
-        patient = SqlStore(bounded.execution_options(**{interrupts.READ_TIMEOUT_OPTION: 5.0}))
+        patient = SqlStore(bounded.execution_options(**{read_deadlines.READ_TIMEOUT_OPTION: 5.0}))
         assert patient.load_run("clone-1").status is RunStatus.RUNNING
         assert patient.search_runs(labels={"k00": "v"}, limit=2).runs
     finally:
@@ -253,7 +254,7 @@ def test_a_read_past_its_deadline_between_statements_is_still_stopped(
 
             started = time.perf_counter()
             with pytest.raises(UnavailableError, match="RUNTIME_STORE_READ_TIMEOUT_SECONDS"):
-                interrupts.bounded(read, bounded)(SimpleNamespace(conn=conn))
+                read_deadlines.bounded(read, bounded)(SimpleNamespace(conn=conn))
             assert time.perf_counter() - started < 5.0
     finally:
         bounded.dispose()
@@ -294,25 +295,25 @@ def test_a_write_waiting_longer_than_the_read_timeout_still_succeeds(engine: Eng
 
 
 def test_postgresql_query_canceled_is_not_transient() -> None:
-    from app.storage.failures import is_transient
+    from app.storage.database.failures import is_transient
 
     class Canceled(Exception):
         sqlstate = "57014"
 
     error = sa.exc.OperationalError("SELECT 1", {}, Canceled())
     assert not is_transient(error)
-    assert interrupts.is_interrupted(error)
+    assert read_deadlines.is_interrupted(error)
 
 
 def test_a_read_whose_caller_gives_up_is_stopped(engine: Engine) -> None:
     seed_labelled_runs(engine)
     store = SqlStore(engine)
     store.search_runs(labels={"k00": "v"}, limit=1)
-    canceler = interrupts.Canceler()
+    canceler = read_deadlines.Canceler()
     outcome: list[BaseException | None] = []
 
     def search() -> None:
-        interrupts.calling(canceler)
+        read_deadlines.calling(canceler)
         try:
             store.search_runs(labels=MISSING_LAST)
             outcome.append(None)
@@ -332,7 +333,7 @@ def test_a_read_whose_caller_gives_up_is_stopped(engine: Engine) -> None:
 
     # A canceled call starts no other read.
     def load() -> None:
-        interrupts.calling(canceler)
+        read_deadlines.calling(canceler)
         store.load_run("clone-1")
 
     with pytest.raises(UnavailableError):

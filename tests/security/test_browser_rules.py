@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 
 from app.domain.tokens import Role
 from app.storage import SqlStore, create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from tests.api.wire_builders import (
     T0_WIRE,
     assert_problem,

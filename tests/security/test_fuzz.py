@@ -50,7 +50,7 @@ from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from tests.security import fresh_postgres_url, fresh_sqlite_url
 
 #: Examples per operation in each schemathesis pass (positive, negative) and in each of the

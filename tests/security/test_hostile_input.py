@@ -41,8 +41,8 @@ from app.domain.tokens import Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage import SqlStore, create_engine
-from app.storage.schema import memory_events
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
+from app.storage.database.tables import memory_events
 from app.storage.verify import verify_database
 from runtime_store_client import InvalidArgumentError, MemoryEvent, RunStart, RunStatus
 from tests.api.wire_builders import (

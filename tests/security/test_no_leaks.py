@@ -32,7 +32,7 @@ from app.main import create_app
 from app.observability.logs import JsonFormatter
 from app.settings import Settings
 from app.storage import create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import Checkpoint
 from tests.api.wire_builders import (
     append_body,

@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from app.domain.tokens import Role, TokenError
-from app.storage.schema import service_keys
-from app.storage.tokens import KEY_CHECK_NAME, Tokens
+from app.storage.access.tokens import KEY_CHECK_NAME, Tokens
+from app.storage.database.tables import service_keys
 
 KEY = "token-key-check-right-key-0123456789"
 OTHER = "token-key-check-wrong-key-9876543210"

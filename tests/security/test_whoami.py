@@ -13,7 +13,7 @@ import pytest
 
 from app.domain.tokens import Role
 from app.storage import create_engine
-from app.storage.tokens import Tokens
+from app.storage.access.tokens import Tokens
 from runtime_store_client import AsyncHttpStore, AuthError, HttpStore, Whoami
 from tests.conftest import LiveServer, start_server, stop_server
 from tests.security import fresh_sqlite_url

@@ -1,4 +1,4 @@
-"""The store the service awaits (``app/storage/waiting.py``, ``app/api/store_calls.py``).
+"""The store the service awaits (``app/storage/database/waiting.py``, ``app/api/store_calls.py``).
 
 On PostgreSQL the service runs each ``SqlStore`` call in a greenlet on its event loop over
 psycopg's asynchronous connections: the same operation code as on a thread. These tests
@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.store_calls import StoreCalls
 from app.storage import SqlStore, create_async_engine, greenlet_spawn
-from app.storage.waiting import Signal, in_greenlet, pause
+from app.storage.database.waiting import Signal, in_greenlet, pause
 from runtime_store_client import EventConflictError, UnavailableError
 from tests.contract.builders import all_records, new_session, record, start_root
 

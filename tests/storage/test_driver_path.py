@@ -3,8 +3,8 @@
 An append and a terminal write are one statement each (migrations 0010 and 0012, in
 autocommit); the lock, the lookup and the fused write of the other single-record writes (a
 cancellation here) are three. All are compiled by SQLAlchemy and sent on its connection
-(app/storage/driver.py); statement observers receive SQLAlchemy's events from them without
-changing the path; errors come back as SQLAlchemy's.
+(app/storage/database/raw_statements.py); statement observers receive SQLAlchemy's events
+from them without changing the path; errors come back as SQLAlchemy's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore, driver
+from app.storage import SqlStore
+from app.storage.database import raw_statements
 from runtime_store_client import RunStatus
 from tests.contract.builders import (
     all_records,
@@ -32,13 +33,15 @@ from tests.contract.builders import (
 def driver_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The SQL of every statement sent on the driver connection."""
     calls: list[str] = []
-    run = driver.DriverStatement._run
+    run = raw_statements.DriverStatement._run
 
-    def counting(self: driver.DriverStatement, conn: Any, params: Any, *, fetch: bool) -> Any:
+    def counting(
+        self: raw_statements.DriverStatement, conn: Any, params: Any, *, fetch: bool
+    ) -> Any:
         calls.append(self.compiled(conn))
         return run(self, conn, params, fetch=fetch)
 
-    monkeypatch.setattr(driver.DriverStatement, "_run", counting)
+    monkeypatch.setattr(raw_statements.DriverStatement, "_run", counting)
     return calls
 
 
@@ -123,7 +126,7 @@ def test_an_observed_append_takes_the_same_path_and_the_observer_sees_every_stat
 
 
 def test_a_statement_rewritten_by_an_observer_is_the_one_sent(postgres_engine: Engine) -> None:
-    statement = driver.DriverStatement(sa.select(sa.literal_column("1").label("x")))
+    statement = raw_statements.DriverStatement(sa.select(sa.literal_column("1").label("x")))
 
     def rewrite(
         _conn: Any, _cursor: Any, sql: str, params: Any, _context: Any, _many: bool
@@ -156,11 +159,13 @@ def test_a_connection_cut_on_the_driver_path_is_retried_and_stores_the_record_on
 ) -> None:
     store = SqlStore(postgres_engine)
     run = start_root(store, new_session(store).id).run
-    run_statement = driver.DriverStatement._run
+    run_statement = raw_statements.DriverStatement._run
     cut: list[int] = []
     sent: list[int] = []
 
-    def cut_once(self: driver.DriverStatement, conn: Any, params: Any, *, fetch: bool) -> Any:
+    def cut_once(
+        self: raw_statements.DriverStatement, conn: Any, params: Any, *, fetch: bool
+    ) -> Any:
         sent.append(1)
         if not cut:
             pid = conn.connection.driver_connection.info.backend_pid
@@ -170,7 +175,7 @@ def test_a_connection_cut_on_the_driver_path_is_retried_and_stores_the_record_on
             cut.append(pid)
         return run_statement(self, conn, params, fetch=fetch)
 
-    monkeypatch.setattr(driver.DriverStatement, "_run", cut_once)
+    monkeypatch.setattr(raw_statements.DriverStatement, "_run", cut_once)
 
     result = store.append_run_record(record(run, event_key="after-cut"))
 
@@ -183,7 +188,7 @@ def test_a_connection_cut_on_the_driver_path_is_retried_and_stores_the_record_on
 
 
 def test_a_database_error_on_the_driver_path_is_sqlalchemys(postgres_engine: Engine) -> None:
-    statement = driver.DriverStatement(sa.select(sa.literal_column("1 / 0").label("x")))
+    statement = raw_statements.DriverStatement(sa.select(sa.literal_column("1 / 0").label("x")))
     with postgres_engine.connect() as conn, pytest.raises(sa.exc.DataError) as raised:
         statement.first(conn, {})
     assert not raised.value.connection_invalidated

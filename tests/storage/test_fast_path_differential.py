@@ -32,7 +32,7 @@ from hypothesis.stateful import (
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.schema import metadata, service_keys
+from app.storage.database.tables import metadata, service_keys
 from runtime_store_client import Record, RunStart, RunStatus, StoreError
 from tests.conftest import postgres_server_url, wipe
 from tests.contract.builders import (

@@ -30,10 +30,10 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine
-from app.storage import record_reads as transcript_reads
-from app.storage import records as page_reads
-from app.storage import statements as st
-from app.storage.migrate import upgrade_schema
+from app.storage.database import statements as st
+from app.storage.database.migrations import upgrade_schema
+from app.storage.records import pages as page_reads
+from app.storage.records import transcript_reads
 from bench.bulk import add_records
 from runtime_store_client import RunStart
 from tests.conftest import postgres_server_url

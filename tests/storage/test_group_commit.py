@@ -1,4 +1,4 @@
-"""Group commit (``app/storage/group_commit.py``) on PostgreSQL: concurrent single appends
+"""Group commit (``app/storage/fast_path/group_commit.py``) on PostgreSQL: concurrent single appends
 combined into one statement, each keeping its own answer and its own error.
 
 A group is made deterministic by holding the first append's session lock from another
@@ -22,7 +22,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore
-from app.storage.group_commit import MAX_IN_FLIGHT
+from app.storage.fast_path.group_commit import MAX_IN_FLIGHT
 from runtime_store_client import (
     AppendResult,
     EventConflictError,

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore, dialects
+from app.storage import SqlStore
+from app.storage.database import dialects
 from runtime_store_client import RunStatus, SessionPurgedError
 from tests.contract.builders import new_session, record, start_root, terminal_record
 

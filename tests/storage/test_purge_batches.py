@@ -16,7 +16,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore, purge
+from app.storage import SqlStore
+from app.storage.sessions import purge
 from app.storage.verify import verify_database
 from runtime_store_client import MemoryEvent, RunStatus, SessionPurgedError
 from tests.contract.builders import (

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.settings import Settings
 from app.storage import SqlStore
-from app.storage.migrate import alembic_config, head_revision, upgrade_schema
-from app.storage.schema import metadata
+from app.storage.database.migrations import alembic_config, head_revision, upgrade_schema
+from app.storage.database.tables import metadata
 from app.storage.verify import verify_database
 from tests.contract.builders import checkpoint, new_session, start_root, suspended_record
 

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Connection, Engine
 
-from app.storage import SqlStore, dialects
-from app.storage.driver import DriverStatement
-from app.storage.record_reads import (
+from app.storage import SqlStore
+from app.storage.database import dialects
+from app.storage.database.raw_statements import DriverStatement
+from app.storage.records.transcript_reads import (
     _RUN_AND_TRANSCRIPT_KEYS,
     _TRANSCRIPT_KEYS,
     _TRANSCRIPT_ROWS,

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.storage import SqlStore
 from app.storage import verify as v
-from app.storage.schema import metadata, service_keys
+from app.storage.database.tables import metadata, service_keys
 from runtime_store_client import RunStart, RunStartOutcome, RunStatus
 from tests.contract.builders import (
     at,

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
 from app.storage import SqlStore, create_engine
-from app.storage.notifications import Notifications, Subscription
-from app.storage.wakeups.listener import LISTENER_NAME
+from app.storage.live_tail.listener import LISTENER_NAME
+from app.storage.live_tail.notifications import Notifications, Subscription
 from runtime_store_client import RunStart
 from tests.contract.builders import new_session, record, start_root
 

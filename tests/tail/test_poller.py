@@ -1,4 +1,4 @@
-"""SQLite's poller keeps polling after a failed poll (``app/storage/wakeups/poller.py``)."""
+"""SQLite's poller keeps polling after a failed poll (``app/storage/live_tail/poller.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.storage.wakeups.poller import Poller
+from app.storage.live_tail.poller import Poller
 
 
 class Woken:

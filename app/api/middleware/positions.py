@@ -1,6 +1,6 @@
 """Read-your-writes over read replicas (CONTRACT.md 14), installed only with replicas.
 
-Each request gets its ``RequestPositions`` (app/storage/replicas.py) in its context, which
+Each request gets its ``RequestPositions`` (app/storage/database/replicas.py) in its context, which
 the database threads it calls see (they run in a copy of it):
 
 * a ``GET``/``HEAD`` request may have its reads served by a replica, at least as far as

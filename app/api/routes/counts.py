@@ -3,7 +3,7 @@ list holds, bounded, and how many records runs and sessions hold.
 
 Their own paths, not ``/v1/runs/counts``: ``GET /v1/runs/{id}`` must reach a run named
 ``counts`` (CONTRACT.md 2.9). The status counts take the filters of ``GET /v1/runs`` and
-``GET /v1/sessions`` through the same code (``app/storage/search.py``), so a filter means
+``GET /v1/sessions`` through the same code (``app/storage/search/finding.py``), so a filter means
 exactly what it means to the list.
 """
 

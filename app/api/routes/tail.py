@@ -1,7 +1,8 @@
 """The live tail (CONTRACT.md 11.3): a run's or a session's records as server-sent events.
 
-A stream is served from the log itself: after every wake-up (``app.storage.notifications``)
-it reads the next page from the subscriber's cursor, so every record is sent exactly once,
+A stream is served from the log itself: after every wake-up
+(``app.storage.live_tail.notifications``) it reads the next page from the subscriber's
+cursor, so every record is sent exactly once,
 in list order, whichever replica committed it. Each event's ``id`` is the cursor after its
 record, so a client that reconnects with ``Last-Event-ID`` resumes exactly there. Errors
 known before the first byte (unknown run, purged session, forged cursor, too many streams)

@@ -2,7 +2,7 @@
 for, served by the live tail's wake-ups.
 
 A finish or a suspension always appends a record (``run_completed``, ``run_suspended``),
-which wakes the run's subscribers (``app.storage.notifications``); the wait then reads
+which wakes the run's subscribers (``app.storage.live_tail.notifications``); the wait then reads
 the run again. It subscribes before its first read, so a change committed between that
 read and the wait is never missed; a safety re-read every ``safety_seconds`` bounds what a
 lost wake-up costs.

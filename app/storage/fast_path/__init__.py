@@ -17,10 +17,12 @@ in Python and passed in: the SQL only compares.
   through the Python path; the contract suite runs that way as a backend of its own, and
   ``tests/storage/test_fast_path_differential.py`` runs random operation sequences both
   ways and compares every answer and every row.
+* Concurrent single appends are combined into one call (group_commit.py), one statement for
+  a whole group.
 """
 
-from . import sources
-from .calls import (
+from app.storage.fast_path import sources
+from app.storage.fast_path.calls import (
     FUNCTIONS,
     Outcome,
     SqlFunction,

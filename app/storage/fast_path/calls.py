@@ -17,14 +17,13 @@ import sqlalchemy as sa
 from app.domain.commands import accepted_cancellation_reasons
 from app.domain.payloads import RunCompletedPayload
 from app.domain.validation import NewRecord, NewRun, labels_json
+from app.storage.database.raw_statements import DriverStatement
+from app.storage.database.row_mapping import NEW_RECORD_FIELDS, label_text, values_of
+from app.storage.fast_path import sources
 from runtime_store_client import AppendResult, RunStatus, SessionStatus, WebhookEventType
 
-from ..driver import DriverStatement
-from ..rows import NEW_RECORD_FIELDS, label_text, values_of
-from . import sources
-
 if TYPE_CHECKING:
-    from ..unit_of_work import Tx
+    from app.storage.unit_of_work.transactions import Tx
 
 
 class Outcome(enum.StrEnum):

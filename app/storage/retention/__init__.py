@@ -34,12 +34,11 @@ import time
 from collections.abc import Callable
 
 from app.domain.retention import RetentionPolicy
-
-from ..context import Context
-from .common import LOCK_NAME, Progress, Step, Sweep, no_progress
-from .memory import sweep_orphan_memory
-from .runs import leftovers, sweep_runs
-from .sessions import archive_path, archive_session, sweep_sessions
+from app.storage.operation import Context
+from app.storage.retention.common import LOCK_NAME, Progress, Step, Sweep, no_progress
+from app.storage.retention.memory import sweep_orphan_memory
+from app.storage.retention.runs import leftovers, sweep_runs
+from app.storage.retention.sessions import archive_path, archive_session, sweep_sessions
 
 # --- the sweep ---------------------------------------------------------------------------
 

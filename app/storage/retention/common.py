@@ -9,9 +9,8 @@ from typing import Any, Final, TypeVar
 
 import sqlalchemy as sa
 
+from app.storage.unit_of_work.transactions import Tx
 from runtime_store_client import RunStatus
-
-from ..unit_of_work import Tx
 
 log = logging.getLogger("runtime_store.retention")
 T = TypeVar("T")

@@ -8,19 +8,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..context import Context
-from ..deletion import timed
-from ..schema import (
-    memory_batches,
-    memory_events,
-    runs,
-)
-from ..unit_of_work import Tx
-from .common import (
-    PAGE,
-    Step,
-    Sweep,
-)
+from app.storage.database.tables import memory_batches, memory_events, runs
+from app.storage.operation import Context
+from app.storage.retention.common import PAGE, Step, Sweep
+from app.storage.sessions.deletion import timed
+from app.storage.unit_of_work.transactions import Tx
 
 # --- memory of runs that do not exist ----------------------------------------------------
 

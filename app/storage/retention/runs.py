@@ -10,9 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..context import Context
-from ..deletion import delete_run_rows
-from ..schema import (
+from app.storage.database.tables import (
     checkpoints,
     memory_batches,
     memory_events,
@@ -21,13 +19,10 @@ from ..schema import (
     run_tombstones,
     runs,
 )
-from ..unit_of_work import Tx
-from .common import (
-    _TERMINAL,
-    PAGE,
-    Step,
-    Sweep,
-)
+from app.storage.operation import Context
+from app.storage.retention.common import _TERMINAL, PAGE, Step, Sweep
+from app.storage.sessions.deletion import delete_run_rows
+from app.storage.unit_of_work.transactions import Tx
 
 # --- sessionless runs --------------------------------------------------------------------
 

@@ -17,26 +17,14 @@ import sqlalchemy as sa
 
 from app.domain.retention import RetentionPolicy
 from app.domain.state import SessionRowStatus
+from app.storage.database.tables import run_records, run_tombstones, runs, sessions
+from app.storage.operation import Context
+from app.storage.retention.common import PAGE, TOMBSTONES, Step, Sweep, rows
+from app.storage.sessions import purge
+from app.storage.sessions.deletion import delete_run_rows
+from app.storage.transfer import export_session
+from app.storage.unit_of_work.transactions import Tx
 from runtime_store_client import RunStatus
-
-from .. import purge
-from ..context import Context
-from ..deletion import delete_run_rows
-from ..schema import (
-    run_records,
-    run_tombstones,
-    runs,
-    sessions,
-)
-from ..transfer import export_session
-from ..unit_of_work import Tx
-from .common import (
-    PAGE,
-    TOMBSTONES,
-    Step,
-    Sweep,
-    rows,
-)
 
 # --- ended sessions ----------------------------------------------------------------------
 

@@ -12,8 +12,12 @@ compared but for their times), checks the continuation, and otherwise creates th
 ``proceed`` in an active session and ``stop`` in an ended one.
 """
 
-from .sessionful import start_child_run, start_root_run
-from .sessionless import start_one_shot_child_run, start_one_shot_run, start_synchronous_run
+from app.storage.starts.sessionful import start_child_run, start_root_run
+from app.storage.starts.sessionless import (
+    start_one_shot_child_run,
+    start_one_shot_run,
+    start_synchronous_run,
+)
 
 __all__ = [
     "start_child_run",

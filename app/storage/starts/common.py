@@ -6,6 +6,11 @@ from __future__ import annotations
 from app.domain import payloads, starts
 from app.domain import validation as v
 from app.domain.state import RunState, SessionState, StoredRecord
+from app.storage import fast_path
+from app.storage.fast_path import StartResults
+from app.storage.operation import Context
+from app.storage.records.inserts import expect_stored, insert, result
+from app.storage.unit_of_work.transactions import Tx, purged_error
 from runtime_store_client import (
     AppendResult,
     InvalidArgumentError,
@@ -17,12 +22,6 @@ from runtime_store_client import (
     StoreError,
     WebhookEventType,
 )
-
-from .. import fast_path
-from ..append_check import expect_stored, insert, result
-from ..context import Context
-from ..fast_path import StartResults
-from ..unit_of_work import Tx, purged_error
 
 
 def _in_one_statement(

@@ -7,20 +7,10 @@ from app.domain import starts
 from app.domain import validation as v
 from app.domain.append import check_owner
 from app.domain.state import RunState, SessionState
-from runtime_store_client import (
-    ChildRunStartResult,
-    Record,
-    RootRunStartResult,
-    RunStart,
-    RunStartOutcome,
-    RunStatus,
-)
-
-from ..append_check import check_append, expect_stored, insert
-from ..context import Context
-from ..sessions import not_found
-from ..unit_of_work import Tx
-from .common import (
+from app.storage.operation import Context
+from app.storage.records.inserts import check_append, expect_stored, insert
+from app.storage.sessions.administration import not_found
+from app.storage.starts.common import (
     _admit_continuation,
     _check_bounds,
     _distinct_keys,
@@ -31,6 +21,15 @@ from .common import (
     _retried_canceled,
     _start_new,
     _stored,
+)
+from app.storage.unit_of_work.transactions import Tx
+from runtime_store_client import (
+    ChildRunStartResult,
+    Record,
+    RootRunStartResult,
+    RunStart,
+    RunStartOutcome,
+    RunStatus,
 )
 
 

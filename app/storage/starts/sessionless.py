@@ -5,6 +5,18 @@ from __future__ import annotations
 
 from app.domain import starts
 from app.domain import validation as v
+from app.storage.operation import Context
+from app.storage.records.inserts import check_append, expect_stored, insert
+from app.storage.starts.common import (
+    _check_bounds,
+    _distinct_keys,
+    _existing,
+    _in_one_statement,
+    _original,
+    _retried,
+    _stored,
+)
+from app.storage.unit_of_work.transactions import Tx
 from runtime_store_client import (
     OneShotChildRunStartResult,
     OneShotRunStartResult,
@@ -13,19 +25,6 @@ from runtime_store_client import (
     RunStartKind,
     RunStartOutcome,
     RunStatus,
-)
-
-from ..append_check import check_append, expect_stored, insert
-from ..context import Context
-from ..unit_of_work import Tx
-from .common import (
-    _check_bounds,
-    _distinct_keys,
-    _existing,
-    _in_one_statement,
-    _original,
-    _retried,
-    _stored,
 )
 
 

@@ -13,14 +13,26 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from app.domain import validation as v
-
-from .. import statements as st
-from ..context import Context
-from ..rows import session_from_row
-from ..schema import checkpoints, memory_batches, memory_events, run_records, runs
-from ..sessions import not_found
-from ..unit_of_work import purged_error
-from .format import FORMAT, KEY_COLUMNS, RECORD_COLUMNS, encode_line, record_line, time_text
+from app.storage.database import statements as st
+from app.storage.database.row_mapping import session_from_row
+from app.storage.database.tables import (
+    checkpoints,
+    memory_batches,
+    memory_events,
+    run_records,
+    runs,
+)
+from app.storage.operation import Context
+from app.storage.sessions.administration import not_found
+from app.storage.transfer.format import (
+    FORMAT,
+    KEY_COLUMNS,
+    RECORD_COLUMNS,
+    encode_line,
+    record_line,
+    time_text,
+)
+from app.storage.unit_of_work.transactions import purged_error
 
 #: Rows fetched per round trip of each cursor.
 FETCH_ROWS: Final = 1000

@@ -32,9 +32,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from app.domain.times import from_millis
+from app.storage.database.row_mapping import RECORD_COLUMNS as PAGE_COLUMNS
 from runtime_store_client.times import format_rfc3339
-
-from ..rows import RECORD_COLUMNS as PAGE_COLUMNS
 
 #: The ``format`` of the header line: version 2 adds ``request_digest`` and ``start_kind``
 #: to each run line (CONTRACT.md 12.1, 12.2).

@@ -34,6 +34,13 @@ from collections.abc import Iterator
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from app.storage.database import read_deadlines
+from app.storage.database.engines import WRITE_OPTION
+from app.storage.database.failures import is_transient
+from app.storage.operation import Context
+from app.storage.transfer.reading import _lines, max_line_bytes
+from app.storage.transfer.replay import _Import
+from app.storage.transfer.sinks import _Direct, _Staged
 from runtime_store_client import (
     ImportConflictError,
     InvalidArgumentError,
@@ -42,14 +49,6 @@ from runtime_store_client import (
     UnavailableError,
 )
 from runtime_store_client.protocols import BinaryReader
-
-from .. import interrupts
-from ..context import Context
-from ..engine import WRITE_OPTION
-from ..failures import is_transient
-from .reading import _lines, max_line_bytes
-from .replay import _Import
-from .sinks import _Direct, _Staged
 
 
 def import_session(ctx: Context, source: BinaryReader) -> Session:
@@ -70,7 +69,7 @@ def import_session(ctx: Context, source: BinaryReader) -> Session:
     except sa.exc.IntegrityError as exc:
         raise ImportConflictError("an ID of the file was written by another transaction") from exc
     except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
-        if is_transient(exc) or interrupts.is_interrupted(exc):
+        if is_transient(exc) or read_deadlines.is_interrupted(exc):
             raise UnavailableError("the database is unavailable; retry the import") from exc
         raise
 

@@ -13,6 +13,16 @@ from app.domain import validation as v
 from app.domain.limits import Limits
 from app.domain.starts import LinkFacts
 from app.domain.state import RunState, SessionState
+from app.storage.database.row_mapping import (
+    NEW_RECORD_FIELDS,
+    RUN_COLUMNS,
+    label_rows,
+    values_of,
+)
+from app.storage.database.tables import checkpoints, run_labels, runs
+from app.storage.transfer.format import KEY_COLUMNS
+from app.storage.transfer.reading import _bad
+from app.storage.transfer.sinks import _TAKEN, _Sink
 from runtime_store_client import (
     Checkpoint,
     ImportConflictError,
@@ -20,20 +30,6 @@ from runtime_store_client import (
     RunStartOutcome,
     RunStatus,
 )
-
-from ..rows import NEW_RECORD_FIELDS, RUN_COLUMNS, label_rows, values_of
-from ..schema import (
-    checkpoints,
-    run_labels,
-    runs,
-)
-from .format import (
-    KEY_COLUMNS,
-)
-from .reading import (
-    _bad,
-)
-from .sinks import _TAKEN, _Sink
 
 _record_values: Final = operator.attrgetter(*NEW_RECORD_FIELDS)
 

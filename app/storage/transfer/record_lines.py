@@ -14,6 +14,10 @@ from app.domain import starts as decide
 from app.domain import validation as v
 from app.domain.append import check_owner
 from app.domain.commands import check_terminal_against_run
+from app.storage.database.row_mapping import NEW_RECORD_FIELDS
+from app.storage.transfer.format import RECORD_KEYS
+from app.storage.transfer.lines import ImportState, _record_values, _Run
+from app.storage.transfer.reading import _object, _payload, _text, _time
 from runtime_store_client import (
     InvalidArgumentError,
     Record,
@@ -22,18 +26,6 @@ from runtime_store_client import (
     RunStart,
     RunStartOutcome,
     RunStatus,
-)
-
-from ..rows import NEW_RECORD_FIELDS
-from .format import (
-    RECORD_KEYS,
-)
-from .lines import ImportState, _record_values, _Run
-from .reading import (
-    _object,
-    _payload,
-    _text,
-    _time,
 )
 
 

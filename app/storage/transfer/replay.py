@@ -8,24 +8,12 @@ from typing import Any, Final
 
 from app.domain import validation as v
 from app.domain.state import SessionRowStatus, SessionState
-from runtime_store_client import (
-    InvalidArgumentError,
-    MemoryEvent,
-    Session,
-    SessionStatus,
-    StoreError,
-)
-
-from .. import statements as st
-from ..context import Context
-from ..memory import memory_row
-from ..rows import session_of
-from ..schema import (
-    memory_batches,
-    memory_events,
-    run_records,
-)
-from .format import (
+from app.storage.database import statements as st
+from app.storage.database.row_mapping import session_of
+from app.storage.database.tables import memory_batches, memory_events, run_records
+from app.storage.memory.events import memory_row
+from app.storage.operation import Context
+from app.storage.transfer.format import (
     COUNT_KEYS,
     FORMAT,
     FORMAT_1,
@@ -36,8 +24,8 @@ from .format import (
     RUN_KEYS_1,
     SESSION_KEYS,
 )
-from .lines import _check_final, _Rows, _Run
-from .reading import (
+from app.storage.transfer.lines import _check_final, _Rows, _Run
+from app.storage.transfer.reading import (
     _DIGEST,
     _bad,
     _enum,
@@ -48,9 +36,16 @@ from .reading import (
     _text,
     _time,
 )
-from .record_lines import RecordLines
-from .run_lines import RunLines
-from .sinks import _session_conflict, _Sink
+from app.storage.transfer.record_lines import RecordLines
+from app.storage.transfer.run_lines import RunLines
+from app.storage.transfer.sinks import _session_conflict, _Sink
+from runtime_store_client import (
+    InvalidArgumentError,
+    MemoryEvent,
+    Session,
+    SessionStatus,
+    StoreError,
+)
 
 
 class _Import(RunLines, RecordLines):

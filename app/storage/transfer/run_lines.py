@@ -8,25 +8,22 @@ from typing import Any
 from app.domain import starts as decide
 from app.domain import validation as v
 from app.domain.state import RunState
-from runtime_store_client import (
-    InvalidArgumentError,
-    RunStart,
-    RunStartKind,
-    RunStartOutcome,
-    RunStatus,
-)
-
-from .format import (
-    KEY_COLUMNS,
-)
-from .lines import BATCH, ImportState, _Run
-from .reading import (
+from app.storage.transfer.format import KEY_COLUMNS
+from app.storage.transfer.lines import BATCH, ImportState, _Run
+from app.storage.transfer.reading import (
     _checkpoint,
     _enum,
     _millis,
     _object,
     _request_digest,
     _time,
+)
+from runtime_store_client import (
+    InvalidArgumentError,
+    RunStart,
+    RunStartKind,
+    RunStartOutcome,
+    RunStatus,
 )
 
 

@@ -15,13 +15,11 @@ from sqlalchemy.engine import Connection
 
 from app.domain.state import SessionRowStatus
 from app.domain.times import now_millis
-from runtime_store_client import ImportConflictError, UnavailableError
-
-from .. import claims, interrupts
-from .. import statements as st
-from ..dialects import Dialect
-from ..engine import WRITE_OPTION
-from ..schema import (
+from app.storage.database import read_deadlines
+from app.storage.database import statements as st
+from app.storage.database.dialects import Dialect
+from app.storage.database.engines import WRITE_OPTION
+from app.storage.database.tables import (
     import_claims,
     memory_batches,
     memory_events,
@@ -30,8 +28,10 @@ from ..schema import (
     runs,
     sessions,
 )
-from .reading import T, log
-from .staging import STAGE, STAGED, create_stage
+from app.storage.transfer.reading import T, log
+from app.storage.transfer.staging import STAGE, STAGED, create_stage
+from app.storage.unit_of_work import import_holds
+from runtime_store_client import ImportConflictError, UnavailableError
 
 #: Where a run ID in use is found, and how ``import_conflict`` says so.
 _TAKEN: Final = (
@@ -85,7 +85,7 @@ class _Direct(_Sink):
             raise _session_conflict(row["session_id"], "") from None
 
     def insert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        interrupts.check_not_canceled()  # the client went away: the transaction rolls back
+        read_deadlines.check_not_canceled()  # the client went away: the transaction rolls back
         with self.conn.begin_nested():
             if table in _BULK:
                 self.dialect.insert_many(self.conn, table, rows)
@@ -93,7 +93,7 @@ class _Direct(_Sink):
                 self.conn.execute(table.insert(), rows)
 
     def publish(self, session_id: str, record_count: int) -> None:
-        interrupts.check_not_canceled()
+        read_deadlines.check_not_canceled()
         self.conn.execute(
             sessions.update()
             .where(sessions.c.session_id == session_id)
@@ -138,7 +138,7 @@ class _Staged(_Sink):
     def stage(self, operation: Callable[[Connection], T]) -> T:
         """A transaction that writes the stage only: the store's database stays unlocked.
         Refused once the request that asked for the import has gone (``interrupts``)."""
-        interrupts.check_not_canceled()
+        read_deadlines.check_not_canceled()
         with self.conn.begin():
             return operation(self.conn)
 
@@ -150,12 +150,12 @@ class _Staged(_Sink):
 
     def publish(self, session_id: str, record_count: int) -> None:
         """Claim the IDs, copy the records a slice per transaction, then publish the rest
-        and drop the claims in one (claims.py says why); on any failure, give back what
+        and drop the claims in one (import_holds.py says why); on any failure, give back what
         was copied and claimed."""
         assert self.session is not None
         session = {**self.session, "record_count": record_count}
         del session_id
-        claims.sweep_abandoned(self.conn)
+        import_holds.sweep_abandoned(self.conn)
         import_id = uuid.uuid4().hex
         self._write(functools.partial(_claim, session=session, import_id=import_id))
         try:
@@ -166,14 +166,14 @@ class _Staged(_Sink):
             self._write(functools.partial(_finish, session=session, import_id=import_id))
         except BaseException:
             try:
-                claims.give_back(self.conn, import_id)
+                import_holds.give_back(self.conn, import_id)
             except Exception as exc:  # the lease runs out and a sweep gives them back
                 log.warning("an import could not give back its claims yet (%s)", exc)
             raise
 
     def _write(self, operation: Callable[[Connection], None]) -> None:
         """One transaction of the store's database: BEGIN IMMEDIATE, the only writer."""
-        interrupts.check_not_canceled()
+        read_deadlines.check_not_canceled()
         self.conn.execution_options(**{WRITE_OPTION: True})
         try:
             with self.conn.begin():
@@ -220,7 +220,7 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
     session_id = session["session_id"]
     _check_free(conn, session_id)
     try:
-        claims.check_not_claimed(conn, claims.SESSION, session_id)
+        import_holds.check_not_claimed(conn, import_holds.SESSION, session_id)
     except UnavailableError:
         raise ImportConflictError(
             f"session {session_id!r} is being imported by another import", session_id=session_id
@@ -229,18 +229,18 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
     claimed = conn.execute(
         sa.select(import_claims.c.claimed_id)
         .join(staged_runs, staged_runs.c.run_id == import_claims.c.claimed_id)
-        .where(import_claims.c.kind == claims.RUN)
+        .where(import_claims.c.kind == import_holds.RUN)
         .limit(1)
     ).scalar()
     if claimed is not None:
         raise ImportConflictError(
             f"run {claimed!r} is being imported by another import", run_id=claimed
         )
-    lease = now_millis() + claims.LEASE_MS
+    lease = now_millis() + import_holds.LEASE_MS
     conn.execute(
         import_claims.insert(),
         {
-            "kind": claims.SESSION,
+            "kind": import_holds.SESSION,
             "claimed_id": session["session_id"],
             "import_id": import_id,
             "expires_at_ms": lease,
@@ -250,7 +250,7 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
         import_claims.insert().from_select(
             ["kind", "claimed_id", "import_id", "expires_at_ms"],
             sa.select(
-                sa.literal(claims.RUN),
+                sa.literal(import_holds.RUN),
                 staged_runs.c.run_id,
                 sa.literal(import_id),
                 sa.literal(lease),
@@ -260,7 +260,7 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
 
 
 def _copy_records(conn: Connection, *, import_id: str, first: int, last: int) -> None:
-    if not claims.renew(conn, import_id):
+    if not import_holds.renew(conn, import_id):
         raise UnavailableError("the import took too long and gave its IDs back; retry it")
     conn.execute(_COPY_RECORDS, {"first": first, "last": last})
 
@@ -268,7 +268,7 @@ def _copy_records(conn: Connection, *, import_id: str, first: int, last: int) ->
 def _finish(conn: Connection, *, session: dict[str, Any], import_id: str) -> None:
     """Still claimed, the IDs still free: the session and everything but its records
     (already copied) become live, and the claims go, in this one transaction."""
-    if not claims.renew(conn, import_id):
+    if not import_holds.renew(conn, import_id):
         raise UnavailableError("the import took too long and gave its IDs back; retry it")
     _check_free(conn, session["session_id"])
     conn.execute(sessions.insert(), session)

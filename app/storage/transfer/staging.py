@@ -25,7 +25,7 @@ from typing import Final
 
 import sqlalchemy as sa
 
-from ..schema import (
+from app.storage.database.tables import (
     checkpoints,
     memory_batches,
     memory_events,

@@ -14,8 +14,8 @@ from typing import Final
 
 from sqlalchemy.engine import Engine
 
-from .reading import query_only
-from .report import (
+from app.storage.verify.reading import query_only
+from app.storage.verify.report import (
     CANCELLATION_PROVENANCE,
     CHILD_LINKS,
     CONTINUATION_SUCCESSOR,
@@ -36,8 +36,8 @@ from .report import (
     VerifyReport,
     Violation,
 )
-from .runs import verify_run_pages
-from .sessions import verify_session_pages
+from app.storage.verify.runs import verify_run_pages
+from app.storage.verify.sessions import verify_session_pages
 
 __all__ = [
     "CANCELLATION_PROVENANCE",

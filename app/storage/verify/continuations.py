@@ -14,11 +14,10 @@ import sqlalchemy as sa
 
 from app.domain.payloads import RUN_STARTED, decode_child_run_linked, decode_run_started
 from app.domain.starts import LinkFacts, link_difference
+from app.storage.database.tables import run_records, runs
+from app.storage.verify.facts import RunChecks, RunFacts, decoded
+from app.storage.verify.report import CONTINUATION_SUCCESSOR
 from runtime_store_client import RunStatus
-
-from ..schema import run_records, runs
-from .facts import RunChecks, RunFacts, decoded
-from .report import CONTINUATION_SUCCESSOR
 
 
 def predecessor_side(run: RunFacts) -> Iterator[str]:

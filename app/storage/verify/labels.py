@@ -11,10 +11,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from ..rows import label_text
-from ..schema import run_labels
-from .reading import KeyRange
-from .report import RUN_LABELS, Violation
+from app.storage.database.row_mapping import label_text
+from app.storage.database.tables import run_labels
+from app.storage.verify.reading import KeyRange
+from app.storage.verify.report import RUN_LABELS, Violation
 
 
 def check_run_labels(

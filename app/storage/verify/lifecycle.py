@@ -23,16 +23,15 @@ from app.domain.payloads import (
     decode_run_suspended,
 )
 from app.domain.starts import stopped_differences
-from runtime_store_client import CancellationReason, RunStartOutcome, RunStatus
-
-from .facts import RunChecks, RunFacts, decoded
-from .report import (
+from app.storage.verify.facts import RunChecks, RunFacts, decoded
+from app.storage.verify.report import (
     CANCELLATION_PROVENANCE,
     LIFECYCLE_KEYS,
     STOPPED_START,
     SUSPENSION_CHECKPOINT,
     TERMINAL_RECORD,
 )
+from runtime_store_client import CancellationReason, RunStartOutcome, RunStatus
 
 
 def _describe(record_type: str | None) -> str:

@@ -12,10 +12,9 @@ from typing import Final
 import sqlalchemy as sa
 
 from app.domain.payloads import CHILD_RUN_LINKED, decode_child_run_linked
-
-from ..schema import run_records, runs
-from .facts import RunChecks, RunFacts, decoded
-from .report import CHILD_LINKS, DETAIL_ITEMS
+from app.storage.database.tables import run_records, runs
+from app.storage.verify.facts import RunChecks, RunFacts, decoded
+from app.storage.verify.report import CHILD_LINKS, DETAIL_ITEMS
 
 #: Run IDs per ``IN (...)`` lookup of a parent's children.
 _CHUNK: Final = 500

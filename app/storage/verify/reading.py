@@ -31,11 +31,10 @@ from app.domain.payloads import (
     RUN_STARTED,
     RUN_SUSPENDED,
 )
-
-from ..dialects import dialect_of
-from ..schema import checkpoints, run_records, run_tombstones, runs, sessions
-from .facts import RecordStats
-from .report import DETAIL_ITEMS
+from app.storage.database.dialects import dialect_of
+from app.storage.database.tables import checkpoints, run_records, run_tombstones, runs, sessions
+from app.storage.verify.facts import RecordStats
+from app.storage.verify.report import DETAIL_ITEMS
 
 # --- transactions and key ranges ---------------------------------------------------------
 

@@ -14,12 +14,12 @@ from typing import Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from ..schema import run_records, runs
-from . import continuations, lifecycle, links, sessions, starts
-from .facts import NO_RECORDS, RunChecks, RunFacts
-from .labels import check_run_labels
-from .reading import is_one_to, pages, record_stats, run_rows, sequence_problems
-from .report import (
+from app.storage.database.tables import run_records, runs
+from app.storage.verify import continuations, lifecycle, links, sessions, starts
+from app.storage.verify.facts import NO_RECORDS, RunChecks, RunFacts
+from app.storage.verify.labels import check_run_labels
+from app.storage.verify.reading import is_one_to, pages, record_stats, run_rows, sequence_problems
+from app.storage.verify.report import (
     POSITION_PRESENCE,
     RECORD_IDS,
     RECORD_OWNER,

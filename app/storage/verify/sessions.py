@@ -17,9 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from app.domain.state import SessionRowStatus
-
-from ..claims import RUN as RUN_CLAIM
-from ..schema import (
+from app.storage.database.tables import (
     checkpoints,
     import_claims,
     run_records,
@@ -27,9 +25,16 @@ from ..schema import (
     runs,
     sessions,
 )
-from .facts import RecordStats, RunChecks, RunFacts
-from .reading import KeyRange, is_one_to, pages, sequence_problems, session_rows
-from .report import DANGLING_ROWS, PURGED_SESSION, SESSION_POSITIONS, VerifyReport, Violation
+from app.storage.unit_of_work.import_holds import RUN as RUN_CLAIM
+from app.storage.verify.facts import RecordStats, RunChecks, RunFacts
+from app.storage.verify.reading import KeyRange, is_one_to, pages, sequence_problems, session_rows
+from app.storage.verify.report import (
+    DANGLING_ROWS,
+    PURGED_SESSION,
+    SESSION_POSITIONS,
+    VerifyReport,
+    Violation,
+)
 
 # --- session pages -----------------------------------------------------------------------
 

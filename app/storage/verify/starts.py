@@ -13,10 +13,9 @@ from typing import Final
 
 from app.domain.payloads import RUN_STARTED, decode_run_started
 from app.domain.validation import check_request_digest
+from app.storage.verify.facts import RunChecks, RunFacts, decoded
+from app.storage.verify.report import START_FACTS
 from runtime_store_client import InvalidArgumentError, RunStartKind, RunStartOutcome
-
-from .facts import RunChecks, RunFacts, decoded
-from .report import START_FACTS
 
 
 def request_digest(run: RunFacts) -> Iterator[str]:

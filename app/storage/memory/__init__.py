@@ -1,0 +1,1 @@
+"""The memory store (CONTRACT.md section 9)."""
