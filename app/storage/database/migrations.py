@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 from app.storage.database.dialects import dialect_of
 from app.storage.database.engines import create_engine, normalize_url
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: The ``app`` package (this file is app/storage/database/migrations.py).
+_PACKAGE_DIR = Path(__file__).resolve().parents[2]
 
 
 def script_location() -> Path:
