@@ -33,6 +33,8 @@ def same_identity(run: RunState, new: NewRun, *, times: bool = True) -> bool:
         and run.parent_run_id == new.parent_run_id
         and (not times or run.started_at_ms == new.started_at_ms)
         and run.labels == new.labels_json
+        # The seed a run attached is part of its identity (15.5).
+        and run.seed_end_id == new.seed_end_id
     )
 
 

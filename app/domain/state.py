@@ -76,6 +76,8 @@ class RunState:
     #: The digest of the first start's request (12.1), ``None`` when it carried none.
     request_digest: bytes | None = None
     start_kind: RunStartKind = RunStartKind.ENGINE
+    #: The seed history end the first start attached (15.5); "" for none.
+    seed_end_id: str = ""
     is_new: bool = False
     dirty: bool = False
     #: A column other than ``record_count`` changed (see ``SessionState.state_changed``).

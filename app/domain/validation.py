@@ -51,6 +51,8 @@ class NewRun:
     predecessor_run_id: str
     started_at_ms: int
     labels: dict[str, str]
+    #: The seed history end the start attaches (15.5); "" for none.
+    seed_end_id: str = ""
 
     @property
     def labels_json(self) -> str:
@@ -194,6 +196,7 @@ def check_run_start(
         predecessor_run_id=run.predecessor_run_id,
         started_at_ms=to_millis(run.started_at, "run.started_at"),
         labels=check_labels(run.labels, "run.labels"),
+        seed_end_id=optional_text(run.seed_end_id, "run.seed_end_id"),
     )
 
 

@@ -29,3 +29,5 @@ class Context:
     purge_batch: int = DEFAULT_PURGE_BATCH
     #: Combines concurrent single appends (``fast_path/group_commit.py``); ``None``: each alone.
     group_commit: GroupCommit | None = None
+    #: ``RUNTIME_STORE_REQUIRE_SEEDS``: every start must attach a published seed (15.5).
+    require_seeds: bool = False

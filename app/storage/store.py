@@ -34,6 +34,8 @@ from app.storage.records import append, batch, pages, transcript_reads
 from app.storage.records.pages import StreamPage
 from app.storage.runs import lifecycle, reading
 from app.storage.search import counts, finding
+from app.storage.seeds import preparations, writing
+from app.storage.seeds import reading as seed_reading
 from app.storage.sessions import administration, purge
 from app.storage.unit_of_work.transactions import DEFAULT_ATTEMPTS, UnitOfWork
 from app.storage.webhooks import subscriptions
@@ -49,14 +51,21 @@ from runtime_store_client import (
     OneShotChildRunStartResult,
     OneShotRunStartResult,
     Page,
+    PreparationOperation,
     Record,
     RecordPage,
     RepairResult,
     RootRunStartResult,
     RunMeta,
     RunPage,
+    RunPreparation,
+    RunSeed,
     RunStart,
     RunStatus,
+    SeedAppendResult,
+    SeedDeclaration,
+    SeedPage,
+    SeedRecord,
     Session,
     SessionPage,
     SessionStatus,
@@ -85,10 +94,12 @@ class SqlStore(counts.Counts):
         read_engines: Sequence[Engine] = (),
         replica_max_lag_seconds: float = 1.0,
         group_commit: bool = True,
+        require_seeds: bool = False,
     ) -> None:
         """``fast_path=False``: no SQL function of ``fast_path/`` is called;
         ``group_commit=False``: concurrent appends are not combined (fast_path/group_commit.py);
-        ``read_engines``: streaming replicas that may serve HTTP reads (database/replicas.py)."""
+        ``read_engines``: streaming replicas that may serve HTTP reads (database/replicas.py);
+        ``require_seeds``: every start must attach a published seed (15.5)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
         uow.replicas = replica_set(engine, read_engines, max_lag_seconds=replica_max_lag_seconds)
         self._clock = clock
@@ -100,6 +111,7 @@ class SqlStore(counts.Counts):
             page_byte_budget=page_byte_budget,
             purge_batch=purge_batch,
             group_commit=GroupCommit(uow) if group_commit and uow.dialect.fast_path else None,
+            require_seeds=require_seeds,
         )
         #: The webhook dispatcher's side of the outbox (13.3).
         self.webhook_queue = DeliveryQueue(self._ctx, webhooks or WebhookConfig(), clock)
@@ -208,6 +220,50 @@ class SqlStore(counts.Counts):
     def load_run_record(self, run_id: str, event_key: str) -> Record:
         """The record stored under ``event_key`` in the run (12.5)."""
         return transcript_reads.load_run_record(self._ctx, run_id, event_key)
+
+    # --- run seeds and preparations (15) ------------------------------------------------
+
+    def begin_run_seed(self, declaration: SeedDeclaration) -> RunSeed:
+        """Declare one attempt of a run's seed: its owner and resolved source (15.2)."""
+        return writing.begin_run_seed(self._ctx, declaration)
+
+    def append_run_seed(self, run_id: str, attempt_id: str, record: SeedRecord) -> SeedAppendResult:
+        """Append one record right after its exact predecessor (15.2)."""
+        return writing.append_run_seed(self._ctx, run_id, attempt_id, record)
+
+    def publish_run_seed(
+        self, run_id: str, attempt_id: str, seed_end_id: str, end_id: str, prepared_bytes: int
+    ) -> RunPreparation:
+        """Seal the attempt's whole chain at once (15.2)."""
+        return writing.publish_run_seed(
+            self._ctx, run_id, attempt_id, seed_end_id, end_id, prepared_bytes
+        )
+
+    def find_run_preparation(self, operation: PreparationOperation) -> RunPreparation | None:
+        """The operation's accepted preparation, or ``None`` yet (15.3)."""
+        return preparations.find_run_preparation(self._ctx, operation)
+
+    def settle_run_preparation(
+        self, operation: PreparationOperation, attempt_id: str
+    ) -> RunPreparation | None:
+        """The accepted preparation, or ``None`` with the attempt abandoned for ever (15.3)."""
+        return preparations.settle_run_preparation(self._ctx, operation, attempt_id)
+
+    def load_run_seed(self, run_id: str, seed_end_id: str) -> RunSeed:
+        """The run ID's published seed (15.4)."""
+        return seed_reading.load_run_seed(self._ctx, run_id, seed_end_id)
+
+    def list_run_seed_records(
+        self, run_id: str, seed_end_id: str, after: str = "", limit: int = 100
+    ) -> SeedPage:
+        """A page of the published seed's history records (15.4)."""
+        return seed_reading.list_run_seed_records(self._ctx, run_id, seed_end_id, after, limit)
+
+    def list_run_preparation_records(
+        self, run_id: str, end_id: str, after: str = "", limit: int = 100
+    ) -> SeedPage:
+        """A page of the published compiled start's records (15.4)."""
+        return seed_reading.list_run_preparation_records(self._ctx, run_id, end_id, after, limit)
 
     # --- lifecycle (3.8-3.11) -----------------------------------------------------------
 

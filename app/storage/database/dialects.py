@@ -95,6 +95,12 @@ class Dialect(abc.ABC):
     #: COMMITTED, where a read transaction is no snapshot, only two more round trips.
     reads_in_autocommit = False
 
+    def lock_run_id(self, conn: Connection, run_id: str) -> None:
+        """Hold the lock of a run ID until the transaction ends: seed writes and the start
+        of a new run take it (15.8), so a begin and a start of one run ID serialise even
+        when neither has a row to lock. SQLite: the transaction's database lock is it."""
+        del conn, run_id
+
     def lock_sessionless(self, conn: Connection, run_id: str) -> Any:  # noqa: ARG002
         """The row of a sessionless run about to be written (a one-shot parent), its lock
         held; ``None`` when the row already read is current: on SQLite the transaction's
@@ -231,6 +237,11 @@ class PostgresDialect(Dialect):
 
     def lock_sessionless(self, conn: Connection, run_id: str) -> Any:
         return conn.execute(st.LOCK_RUN, {"run_id": run_id}).first()
+
+    def lock_run_id(self, conn: Connection, run_id: str) -> None:
+        """A transaction-level advisory lock on the run ID's hash; the start function of
+        ``fast_path/`` takes the same one (``hashtextextended(run_id, 15)``)."""
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtextextended(run_id, 15))))
 
     def fetch_all(
         self, conn: Connection, statement: DriverStatement, params: dict[str, Any]

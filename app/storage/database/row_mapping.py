@@ -239,6 +239,7 @@ def run_meta(run: RunState) -> RunMeta:
         cancellation_reason=run.cancellation_reason,
         successor_run_id=run.successor_run_id,
         start_kind=run.start_kind,
+        seed_end_id=run.seed_end_id,
     )
 
 

@@ -97,6 +97,8 @@ runs = sa.Table(
     sa.Column("request_digest", sa.LargeBinary(), nullable=True),
     # engine | synchronous (12.2): a run ID is for ever one kind.
     sa.Column("start_kind", sa.String(16), nullable=False, server_default="engine"),
+    # The published seed history end the run's first start attached (15.5); "" for none.
+    sa.Column("seed_end_id", sa.Text(), nullable=False, server_default=""),
     sa.CheckConstraint(_one_of("status", RunStatus), name="status"),
     sa.CheckConstraint(_one_of("start_outcome", RunStartOutcome), name="start_outcome"),
     sa.CheckConstraint(_one_of("start_kind", RunStartKind), name="start_kind"),
@@ -312,4 +314,64 @@ import_claims = sa.Table(
     sa.Column("import_id", sa.Text(), nullable=False),
     sa.Column("expires_at_ms", sa.BigInteger(), nullable=False),
     sa.Index(None, "import_id"),
+)
+
+# --- run seeds and preparations (CONTRACT.md 15) -------------------------------------
+# One row per seed operation: the run ID it binds, its owner, the attempt that published
+# (NULL until one did) and the store-clock time of its last seed write (retention, 15.7).
+seed_operations = sa.Table(
+    "seed_operations",
+    metadata,
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("agent_id", sa.Text(), nullable=False),
+    # NULL for a sessionless operation (declared with session_id "").
+    sa.Column("session_id", sa.Text(), sa.ForeignKey("sessions.session_id"), nullable=True),
+    sa.Column("command_id", sa.Text(), nullable=False),
+    sa.Column("published_attempt_id", sa.Text(), nullable=True, info=MUTABLE),
+    sa.Column("updated_at_ms", sa.BigInteger(), nullable=False, info=MUTABLE),
+    sa.Index(None, "session_id", "updated_at_ms"),
+)
+
+# One row per attempt: its state, its declaration and resolved source (canonical JSON;
+# NULL for a settlement's tombstone), and the counters its appends move.
+seed_attempts = sa.Table(
+    "seed_attempts",
+    metadata,
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("attempt_id", sa.Text(), primary_key=True),
+    # open | published | abandoned
+    sa.Column("state", sa.String(16), nullable=False, info=MUTABLE),
+    sa.Column("declaration", sa.Text(), nullable=True),
+    sa.Column("source", sa.Text(), nullable=True),
+    sa.Column("history_end", sa.BigInteger(), nullable=False, server_default="0", info=MUTABLE),
+    sa.Column("body_end", sa.BigInteger(), nullable=False, server_default="0", info=MUTABLE),
+    sa.Column("prepared_bytes", sa.BigInteger(), nullable=False, server_default="0", info=MUTABLE),
+    # The position of the attempt's ``prefix`` record; NULL while it holds none.
+    sa.Column("prefix_id", sa.BigInteger(), nullable=True, info=MUTABLE),
+    # Whether the last record is a literal part that is not final.
+    sa.Column(
+        "literal_open", sa.Boolean(), nullable=False, server_default=sa.false(), info=MUTABLE
+    ),
+    sa.CheckConstraint("state IN ('open', 'published', 'abandoned')", name="state"),
+)
+
+# An attempt's records, numbered 1, 2, ... (``previous_id`` is always ``id - 1``).
+# ``wire_size``: the bytes of the record's canonical wire encoding, so a page is cut at its
+# byte bound before any content is read.
+seed_records = sa.Table(
+    "seed_records",
+    metadata,
+    sa.Column("run_id", sa.Text(), primary_key=True),
+    sa.Column("attempt_id", sa.Text(), primary_key=True),
+    sa.Column("id", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("key", sa.Text(), nullable=False),
+    # messages | literal_part | prefix | prepared
+    sa.Column("variant", sa.String(16), nullable=False),
+    # The exact bytes: messages' JSON text, a literal part's data, the prepared bytes, or a
+    # prefix's canonical JSON.
+    sa.Column("data", sa.LargeBinary(), nullable=False),
+    # A literal part's ``final``; NULL for the other variants.
+    sa.Column("final", sa.Boolean(), nullable=True),
+    sa.Column("wire_size", sa.BigInteger(), nullable=False),
+    sa.UniqueConstraint("run_id", "attempt_id", "key"),
 )

@@ -35,7 +35,13 @@ def _in_one_statement(
     (``fast_path.start_run``); ``None`` sends the start through its transaction, which
     answers retries, stops in an ended session, continuations, starts with a request
     digest (the function stores none) and every error."""
-    if not ctx.uow.dialect.fast_path or new.predecessor_run_id or digest is not None:
+    if (
+        not ctx.uow.dialect.fast_path
+        or new.predecessor_run_id
+        or digest is not None
+        or new.seed_end_id
+        or ctx.require_seeds
+    ):
         return None
     return ctx.uow.statement(lambda tx: fast_path.start_run(tx, new, started, link))
 

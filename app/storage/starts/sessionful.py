@@ -9,6 +9,7 @@ from app.domain.append import check_owner
 from app.domain.state import RunState, SessionState
 from app.storage.operation import Context
 from app.storage.records.inserts import check_append, expect_stored, insert
+from app.storage.seeds.starts import check_start_seed
 from app.storage.sessions.administration import not_found
 from app.storage.starts.common import (
     _admit_continuation,
@@ -58,6 +59,7 @@ def start_root_run(
 
     def operation(tx: Tx) -> RootRunStartResult:
         session, existing = _lock_session(tx, new)
+        check_start_seed(tx, new, existing, require_seeds=ctx.require_seeds)
         replay = existing is not None and _retried(existing, digest)
         _admit_continuation(tx, new)
         if existing is not None and replay:
@@ -139,6 +141,7 @@ def start_child_run(
 
     def operation(tx: Tx) -> ChildRunStartResult:
         session, existing = _lock_session(tx, new)
+        check_start_seed(tx, new, existing, require_seeds=ctx.require_seeds)
         replay = existing is not None and _retried(existing, digest)
         _admit_continuation(tx, new, link_rec)
         parent = tx.existing_run(new.parent_run_id)

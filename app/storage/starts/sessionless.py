@@ -7,6 +7,7 @@ from app.domain import starts
 from app.domain import validation as v
 from app.storage.operation import Context
 from app.storage.records.inserts import check_append, expect_stored, insert
+from app.storage.seeds.starts import check_start_seed
 from app.storage.starts.common import (
     _check_bounds,
     _distinct_keys,
@@ -42,6 +43,7 @@ def start_one_shot_run(
 
     def operation(tx: Tx) -> OneShotRunStartResult:
         existing = _existing(tx, new)
+        check_start_seed(tx, new, existing, require_seeds=ctx.require_seeds)
         if existing is None:
             created = tx.create_run(
                 new,
@@ -86,10 +88,11 @@ def start_one_shot_child_run(
         )
 
     def operation(tx: Tx) -> OneShotChildRunStartResult:
+        existing = _existing(tx, new)
+        check_start_seed(tx, new, existing, require_seeds=ctx.require_seeds)
         parent = tx.existing_run(new.parent_run_id)
         if not parent.session_id:
             parent = tx.lock_sessionless(parent)
-        existing = _existing(tx, new)
         if existing is not None and _retried(existing, digest):
             starts.check_retry(existing, new, started_rec, link=link_rec, times=False)
             linked = _stored(tx, parent.run_id, existing.parent_link_key)
@@ -143,6 +146,7 @@ def start_synchronous_run(
 
     def operation(tx: Tx) -> OneShotRunStartResult:
         existing = _existing(tx, new)
+        check_start_seed(tx, new, existing, require_seeds=ctx.require_seeds)
         if existing is None:
             created = tx.create_run(
                 new,

@@ -191,6 +191,7 @@ class Tx:
                 parent_link_key=parent_link_key,
                 request_digest=request_digest,
                 start_kind=start_kind,
+                seed_end_id=new.seed_end_id,
                 is_new=True,
             )
         )

@@ -155,6 +155,12 @@ class WebhookNotFoundError(NotFoundError):
     default_code = "webhook_not_found"
 
 
+class SeedNotFoundError(NotFoundError):
+    """The run ID has no seed declaration, or the named attempt does not exist (15.8)."""
+
+    default_code = "seed_not_found"
+
+
 class SessionPurgedError(StoreError):
     default_code = "session_purged"
     default_status = 410
@@ -216,6 +222,24 @@ class ImportConflictError(ConflictError):
     default_code = "import_conflict"
 
 
+class SeedNotPublishedError(ConflictError):
+    """The run ID's seed is declared but no attempt is published (15.8)."""
+
+    default_code = "seed_not_published"
+
+
+class SeedConflictError(ConflictError):
+    """The value differs from what the run ID's seed operation accepted (15.8)."""
+
+    default_code = "seed_conflict"
+
+
+class PreparationAbandonedError(ConflictError):
+    """The attempt was settled without publication and can never publish (15.3)."""
+
+    default_code = "preparation_abandoned"
+
+
 class PayloadTooLargeError(StoreError):
     default_code = "payload_too_large"
     default_status = 413
@@ -255,6 +279,10 @@ _BY_CODE: dict[str, type[StoreError]] = {
         RunRecordOwnerMismatchError,
         EventConflictError,
         ImportConflictError,
+        SeedNotFoundError,
+        SeedNotPublishedError,
+        SeedConflictError,
+        PreparationAbandonedError,
         PayloadTooLargeError,
         UnavailableError,
     )

@@ -9,6 +9,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from .seeds import (
+    PreparationOperation,
+    RunPreparation,
+    RunSeed,
+    SeedAppendResult,
+    SeedDeclaration,
+    SeedPage,
+    SeedRecord,
+)
 from .types import (
     AppendResult,
     Checkpoint,
@@ -100,6 +109,25 @@ class Store(Protocol):
         self, run_id: str, through: str, after: str = "", limit: int = 100
     ) -> RecordPage: ...
     def load_run_record(self, run_id: str, event_key: str) -> Record: ...
+    # section 15 (run seeds and preparations)
+    def begin_run_seed(self, declaration: SeedDeclaration) -> RunSeed: ...
+    def append_run_seed(
+        self, run_id: str, attempt_id: str, record: SeedRecord
+    ) -> SeedAppendResult: ...
+    def publish_run_seed(
+        self, run_id: str, attempt_id: str, seed_end_id: str, end_id: str, prepared_bytes: int
+    ) -> RunPreparation: ...
+    def find_run_preparation(self, operation: PreparationOperation) -> RunPreparation | None: ...
+    def settle_run_preparation(
+        self, operation: PreparationOperation, attempt_id: str
+    ) -> RunPreparation | None: ...
+    def load_run_seed(self, run_id: str, seed_end_id: str) -> RunSeed: ...
+    def list_run_seed_records(
+        self, run_id: str, seed_end_id: str, after: str = "", limit: int = 100
+    ) -> SeedPage: ...
+    def list_run_preparation_records(
+        self, run_id: str, end_id: str, after: str = "", limit: int = 100
+    ) -> SeedPage: ...
 
 
 @runtime_checkable
@@ -249,6 +277,27 @@ class AsyncStore(Protocol):
         self, run_id: str, through: str, after: str = "", limit: int = 100
     ) -> RecordPage: ...
     async def load_run_record(self, run_id: str, event_key: str) -> Record: ...
+    # section 15 (run seeds and preparations)
+    async def begin_run_seed(self, declaration: SeedDeclaration) -> RunSeed: ...
+    async def append_run_seed(
+        self, run_id: str, attempt_id: str, record: SeedRecord
+    ) -> SeedAppendResult: ...
+    async def publish_run_seed(
+        self, run_id: str, attempt_id: str, seed_end_id: str, end_id: str, prepared_bytes: int
+    ) -> RunPreparation: ...
+    async def find_run_preparation(
+        self, operation: PreparationOperation
+    ) -> RunPreparation | None: ...
+    async def settle_run_preparation(
+        self, operation: PreparationOperation, attempt_id: str
+    ) -> RunPreparation | None: ...
+    async def load_run_seed(self, run_id: str, seed_end_id: str) -> RunSeed: ...
+    async def list_run_seed_records(
+        self, run_id: str, seed_end_id: str, after: str = "", limit: int = 100
+    ) -> SeedPage: ...
+    async def list_run_preparation_records(
+        self, run_id: str, end_id: str, after: str = "", limit: int = 100
+    ) -> SeedPage: ...
 
 
 @runtime_checkable

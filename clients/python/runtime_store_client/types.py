@@ -113,6 +113,8 @@ class RunStart:
     parent_run_id: str = ""
     predecessor_run_id: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: The published seed history end this start attaches (15.5); "" for none.
+    seed_end_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +133,8 @@ class RunMeta:
     cancellation_reason: str = ""
     successor_run_id: str = ""
     start_kind: RunStartKind = RunStartKind.ENGINE
+    #: The seed history end the run's first start attached (15.5); "" for none.
+    seed_end_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
