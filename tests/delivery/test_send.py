@@ -4,6 +4,8 @@ connection goes to the address that was checked."""
 
 from __future__ import annotations
 
+import functools
+
 import httpx
 
 from app.domain import webhooks as rules
@@ -53,3 +55,26 @@ def test_a_redirect_is_not_followed() -> None:
         config = WebhookConfig(allowed_hosts=("127.0.0.1",))
         assert send(config, _claimed(receiver.url), client) == 307
         assert len(receiver.received) == 1
+
+
+def _always(address: str, _host: str) -> list[str]:
+    return [address]
+
+
+def test_a_host_resolving_to_an_address_embedding_an_internal_ipv4_is_not_connected_to() -> None:
+    # No NAT64 gateway here, so a real connection would fail either way: the transport
+    # records whether one was even attempted.
+    attempted: list[httpx.URL] = []
+
+    def transport(request: httpx.Request) -> httpx.Response:
+        attempted.append(request.url)
+        return httpx.Response(204)
+
+    with httpx.Client(transport=httpx.MockTransport(transport)) as client:
+        for address in ("64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "::127.0.0.1"):
+            config = WebhookConfig(resolve=functools.partial(_always, address))
+            assert send(config, _claimed("http://hooks.example.test/hook"), client) is None
+        assert attempted == []
+        public = WebhookConfig(resolve=lambda _host: ["64:ff9b::808:808"])
+        assert send(public, _claimed("http://hooks.example.test/hook"), client) == 204
+        assert [url.host for url in attempted] == ["64:ff9b::808:808"]

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from app.api.auth import READ
-from app.api.deps import BlockingStoreDep, CursorQuery, RunIdPath, StoreCallsDep
+from app.api.deps import BlockingStoreDep, CursorQuery, JsonInteger, RunIdPath, StoreCallsDep
 from app.api.problem_docs import problems
 from app.api.transcript_schemas import TranscriptPageBody
 from app.storage import SqlStore
@@ -134,7 +134,7 @@ async def load_transcript(
     *,
     cursor: CursorQuery = "",
     limit: Annotated[
-        int, Query(ge=1, description="Records scanned for this page (not messages).")
+        int, Query(ge=1, description="Records scanned for this page (not messages)."), JsonInteger
     ] = DEFAULT_RECORDS,
     validate: Annotated[
         TranscriptCheck | None,
