@@ -3,9 +3,7 @@ run's history, 15.6), validators."""
 
 from .history import (
     AsyncRunHistoryReader,
-    AsyncRunLogReader,
     RunHistoryReader,
-    RunLogReader,
     SeedHistory,
     build_messages_from_run_log,
     build_messages_from_run_log_async,
@@ -59,7 +57,6 @@ __all__ = [
     "TRANSCRIPT_MESSAGES_SEEDED",
     "TRANSCRIPT_RECORD_TYPES",
     "AsyncRunHistoryReader",
-    "AsyncRunLogReader",
     "AsyncRunRecordLister",
     "CacheCheckpointPart",
     "Citation",
@@ -77,7 +74,6 @@ __all__ = [
     "Role",
     "RunHistoryReader",
     "RunLogPageError",
-    "RunLogReader",
     "RunRecordLister",
     "SeedHistory",
     "TextPart",

@@ -10,7 +10,7 @@ of an earlier run of the same session through one of its records. Readers compos
 * :func:`build_messages_from_run_log` (10.3): the history through the run's last record,
   reading its records with ``list_run_records`` exactly as before for a run without a seed;
 * :func:`build_seed_history`: what the run inherits from its seed alone, with the seed (the
-  service marks this part when it shows a transcript).
+  console's transcript view shows this part under its own marker).
 
 Each has an ``_async`` twin. The procedure is written once, as a generator that yields the
 store reads it needs (:class:`_Read`) and receives their answers; a sync and an async driver
@@ -98,14 +98,6 @@ class AsyncRunHistoryReader(Protocol):
     async def list_run_seed_records(
         self, run_id: str, seed_end_id: str, after: str = "", limit: int = 100
     ) -> SeedPage: ...
-
-
-class RunLogReader(RunHistoryReader, RunRecordLister, Protocol):
-    """What :func:`build_messages_from_run_log` reads a seeded run with."""
-
-
-class AsyncRunLogReader(AsyncRunHistoryReader, AsyncRunRecordLister, Protocol):
-    """The async twin of :class:`RunLogReader`."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
