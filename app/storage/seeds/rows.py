@@ -17,6 +17,7 @@ from app.storage.database.tables import (
     seed_operations,
     seed_records,
 )
+from app.storage.unit_of_work import import_holds
 from app.storage.unit_of_work.transactions import Tx
 from runtime_store_client import SessionPurgedError
 
@@ -63,6 +64,10 @@ def operation(tx: Tx, run_id: str) -> tuple[Owner, str | None] | None:
 
 
 def bind(tx: Tx, run_id: str, owner: Owner) -> None:
+    """Bind the run ID to its operation; ``unavailable`` while an SQLite import that holds
+    the ID publishes (its seed records may already be copied: import_holds.py)."""
+    if tx.dialect.stages_imports:
+        import_holds.check_not_claimed(tx.conn, import_holds.RUN, run_id)
     tx.conn.execute(
         seed_operations.insert().values(
             run_id=run_id,
@@ -165,6 +170,11 @@ def update_attempt(tx: Tx, attempt: Attempt) -> None:
 
 
 # --- records ------------------------------------------------------------------------
+
+
+def record_from_row(row: Any) -> tuple[int, NewSeedRecord]:
+    """A ``seed_records`` row as (its position, the record)."""
+    return _record_from_row(row)
 
 
 def _record_from_row(row: Any) -> tuple[int, NewSeedRecord]:
