@@ -47,16 +47,17 @@ def reserved_error(run_id: str) -> SessionPurgedError:
 # --- operations ---------------------------------------------------------------------
 
 
-def operation(tx: Tx, run_id: str) -> tuple[Owner, str | None] | None:
-    """The run ID's seed operation (its owner, its published attempt ID), or ``None``."""
-    row = tx.conn.execute(
-        sa.select(
-            seed_operations.c.agent_id,
-            seed_operations.c.session_id,
-            seed_operations.c.command_id,
-            seed_operations.c.published_attempt_id,
-        ).where(seed_operations.c.run_id == run_id)
-    ).first()
+def operation(tx: Tx, run_id: str, *, lock: bool = False) -> tuple[Owner, str | None] | None:
+    """The run ID's seed operation (its owner, its published attempt ID), or ``None``.
+    ``lock``: its row locked (an append or publication, which takes no session lock, waits
+    for a purge that deletes the row and then finds it gone)."""
+    query = sa.select(
+        seed_operations.c.agent_id,
+        seed_operations.c.session_id,
+        seed_operations.c.command_id,
+        seed_operations.c.published_attempt_id,
+    ).where(seed_operations.c.run_id == run_id)
+    row = tx.conn.execute(query.with_for_update() if lock else query).first()
     if row is None:
         return None
     owner = Owner(agent_id=row.agent_id, session_id=row.session_id or "", command_id=row.command_id)
