@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Final
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from app.database_url import canonical_database_url
-from app.domain.durations import parse_duration
+from app.domain.durations import format_duration, parse_duration
 from app.domain.limits import Limits, MiB
 from app.domain.retention import RetentionPolicy
 
 DEFAULT_DATABASE_URL = "sqlite:///./runtime-store.db"
+#: Every setting is read from its field's name in capitals after this prefix.
+ENV_PREFIX: Final = "RUNTIME_STORE_"
 
 
 class Settings(BaseSettings):
     """Everything the service can be told; tests pass an instance instead of the environment."""
 
-    model_config = SettingsConfigDict(env_prefix="RUNTIME_STORE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     database_url: str = Field(
         default=DEFAULT_DATABASE_URL,
@@ -175,18 +178,32 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _normalize(cls, value: str) -> str:
+        problem = database_url_problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem}: {DATABASE_URL_FORMS}")
         return canonical_database_url(value)
 
-    @model_validator(mode="after")
-    def _replicas_of_postgres(self) -> Settings:
-        self.read_database_urls = [canonical_database_url(url) for url in self.read_database_urls]
-        for url in (self.database_url, *self.read_database_urls):
-            if self.read_database_urls and not url.startswith(("postgresql", "postgres")):
+    @field_validator("read_database_urls")
+    @classmethod
+    def _replicas_of_postgres(cls, urls: list[str], info: ValidationInfo) -> list[str]:
+        """Each a PostgreSQL URL, and only beside a PostgreSQL primary (CONTRACT.md 14)."""
+        for url in urls:
+            problem = database_url_problem(url)
+            if problem is not None or not is_postgres_url(url):
                 raise ValueError(
-                    "RUNTIME_STORE_READ_DATABASE_URLS: read replicas are PostgreSQL "
-                    "streaming replicas of a PostgreSQL database"
+                    f"{mask_secrets(url)}: {problem or 'it is not PostgreSQL'}: read replicas "
+                    "are PostgreSQL streaming replicas (hot standbys); name each as "
+                    "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
                 )
-        return self
+        primary = info.data.get("database_url")
+        if urls and primary is not None and not is_postgres_url(primary):
+            raise ValueError(
+                "read replicas are streaming replicas of a PostgreSQL primary, and "
+                f"{ENV_PREFIX}DATABASE_URL is {mask_secrets(primary)}: unset "
+                f"{ENV_PREFIX}READ_DATABASE_URLS, or point {ENV_PREFIX}DATABASE_URL at "
+                "their PostgreSQL primary"
+            )
+        return [canonical_database_url(url) for url in urls]
 
     # The live tail (CONTRACT.md 11.3).
     max_streams: int = Field(
@@ -280,3 +297,151 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return parse_duration(value) if value.strip() else None
         return value
+
+
+# --- database URLs, as configuration reads them (no storage import) ------------------------
+
+#: The URL forms runtime-store speaks, in every message about a wrong one.
+DATABASE_URL_FORMS: Final = (
+    "use sqlite:///PATH or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+)
+_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+#: The hosts of a URL's authority, after ``scheme://`` (SQLAlchemy's reading of it).
+_HOSTS: Final = re.compile(r"(?:[^:/]*(?::[^@]*)?@)?(?P<hosts>[^/?#]*)")
+_SQLITE_SCHEMES: Final = ("sqlite", "sqlite+pysqlite")
+_POSTGRES_SCHEMES: Final = ("postgres", "postgresql", "postgresql+psycopg")
+#: A URL's password (``user:password@``: up to the first ``@``, as SQLAlchemy reads it, so
+#: also one holding an unescaped ``/`` or ``?``), and a ``password=`` parameter of its query.
+_URL_PASSWORD: Final = re.compile(r"(://[^/?#@:\s\[]*):[^@\s]*@")
+#: The same without the ``scheme://`` (a URL written without it).
+_BARE_PASSWORD: Final = re.compile(r"((?:^|[\s,=])[^/?#@:\s\[]+):(?!//)[^@\s]*@")
+_QUERY_PASSWORD: Final = re.compile(r"(?i)\b(password=)[^&\s,]*")
+_HIDDEN: Final = "***"
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with the password of every URL in it shown as ``***`` (also of a URL
+    that lacks its ``scheme://``)."""
+    text = _URL_PASSWORD.sub(rf"\1:{_HIDDEN}@", text)
+    text = _BARE_PASSWORD.sub(rf"\1:{_HIDDEN}@", text)
+    return _QUERY_PASSWORD.sub(rf"\1{_HIDDEN}", text)
+
+
+def is_postgres_url(url: str) -> bool:
+    match = _SCHEME.match(url)
+    return match is not None and match.group(1).lower() in _POSTGRES_SCHEMES
+
+
+def database_url_problem(url: str) -> str | None:
+    """What is wrong with a database URL before anything connects (its form, its scheme,
+    its ports), without repeating the URL; ``None`` for a URL runtime-store can try."""
+    match = _SCHEME.match(url)
+    if match is None:
+        return "it is not a database URL (no scheme://)"
+    scheme = match.group(1).lower()
+    if scheme in _SQLITE_SCHEMES:
+        return None
+    if scheme not in _POSTGRES_SCHEMES:
+        return f"runtime-store speaks SQLite and PostgreSQL, not {scheme}://"
+    hosts = _HOSTS.match(url, match.end())
+    for host in hosts.group("hosts").split(",") if hosts else ():
+        port = host.rpartition("]")[2] if host.startswith("[") else host
+        _, colon, digits = port.rpartition(":") if ":" in port else ("", "", "")
+        if colon and not (digits.isdigit() and 0 < int(digits) < 65536):
+            return f"its port {digits!r} is not a number from 1 to 65535"
+    return None
+
+
+# --- a configuration mistake as one line ----------------------------------------------------
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a setting."""
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def _secret(field: str) -> bool:
+    info = Settings.model_fields.get(field)
+    return info is not None and "SecretStr" in str(info.annotation)
+
+
+def _shown_default(field: str) -> str | None:
+    """The default a setting takes when its variable is unset, as a value to write."""
+    info = Settings.model_fields.get(field)
+    if info is None or _secret(field):
+        return None
+    value: Any = info.get_default(call_default_factory=True)
+    if value is None or value == []:
+        return None
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, timedelta):
+        return format_duration(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return mask_secrets(str(value))
+
+
+def _shown_value(field: str, value: object) -> str:
+    """``=value`` for a line about a setting: never a secret's, a URL's password hidden."""
+    if _secret(field):
+        return " (its value not shown)"
+    if isinstance(value, list | tuple):
+        value = ",".join(str(item) for item in value)
+    if not isinstance(value, str | int | float):
+        return ""
+    text = mask_secrets(str(value))
+    return "=" + (text if len(text) <= 100 else text[:99] + "…")
+
+
+_FIX_BY_TYPE: Final = {
+    "int_parsing": "set a whole number",
+    "float_parsing": "set a number",
+    "bool_parsing": "set on or off (true/false, yes/no, 1/0)",
+    "greater_than": "set a larger number",
+    "greater_than_equal": "set a larger number",
+    "less_than": "set a smaller number",
+    "less_than_equal": "set a smaller number",
+}
+
+
+def plain_problem(message: str) -> str:
+    """Pydantic's message about a value, as a line about a setting says it (its first
+    line, secrets hidden): ``it should be greater than 0``."""
+    message = (message.splitlines() or ["not valid"])[0].removeprefix("Value error, ")
+    if message.startswith("Input s"):
+        message = "it s" + message[len("Input s") :]
+    return mask_secrets(message.rstrip("."))
+
+
+#: Settings whose validators' messages say what to do themselves.
+_SAYS_ITS_FIX: Final = ("database_url", "read_database_urls")
+
+
+def _one_problem(error: Any) -> str:
+    location = error.get("loc") or ()
+    message = plain_problem(str(error.get("msg", "not valid")))
+    if not location or not isinstance(location[0], str):
+        return message
+    field = location[0]
+    line = f"{env_name(field)}{_shown_value(field, error.get('input'))} is not valid: {message}"
+    if field in _SAYS_ITS_FIX and error.get("type") == "value_error":
+        return line
+    default = _shown_default(field)
+    unset = f"unset it for the default ({default})" if default else "unset it"
+    return f"{line}; {_FIX_BY_TYPE.get(str(error.get('type')), 'correct it')}, or {unset}"
+
+
+def invalid_settings(exc: BaseException) -> str | None:
+    """One line, without a secret, naming each setting the environment gives wrongly and
+    what to do; ``None`` if ``exc`` is no error of reading the settings."""
+    if isinstance(exc, ValidationError) and exc.title == Settings.__name__:
+        problems = [_one_problem(error) for error in exc.errors(include_url=False)]
+        if len(problems) == 1:
+            return problems[0]
+        return f"{len(problems)} settings are not valid: " + " | ".join(problems)
+    if isinstance(exc, SettingsError):
+        found = re.search(r'field "(\w+)"', str(exc))
+        which = env_name(found.group(1)) if found else "a RUNTIME_STORE_* setting"
+        return f"{which} cannot be read: correct it, or unset it"
+    return None

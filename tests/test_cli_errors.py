@@ -24,8 +24,16 @@ UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
     ("args", "env", "says"),
     [
         (["db", "check", "--database-url", UNREACHABLE], {}, "Connection refused"),
-        (["db", "check", "--database-url", "mysql://x"], {}, "driver 'MySQLdb'"),
-        (["db", "check", "--database-url", "foo://x"], {}, "Can't load plugin"),
+        (
+            ["db", "check", "--database-url", "mysql://x"],
+            {},
+            "runtime-store speaks SQLite and PostgreSQL, not mysql://",
+        ),
+        (
+            ["db", "check", "--database-url", "foo://x"],
+            {},
+            "--database-url=foo://x is not valid: runtime-store speaks SQLite and PostgreSQL",
+        ),
         (
             ["db", "upgrade", "--database-url", "sqlite:////nonexist/dir/x.db"],
             {},

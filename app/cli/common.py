@@ -1,9 +1,10 @@
 """The ``runtime-store`` command tree, and what its commands share: the database URL, and
-failures to use the database as one line and exit 2."""
+failures to use the database and configuration mistakes as one line and exit 2."""
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,8 +68,10 @@ def _refuse(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-#: Exit status of a command that could not reach or use its database.
+#: Exit status of a command that could not reach or use its database, or was configured
+#: wrongly (as a command line click cannot parse).
 EXIT_DATABASE = 2
+EXIT_CONFIGURATION = 2
 
 
 @contextmanager
@@ -96,7 +99,14 @@ def note_database(shown: str) -> None:
 
 
 def _one_line(exc: Exception) -> str | None:
-    """The line that says why a command could not use its database, if that is why."""
+    """The line that says why a command could not use its database, or which setting is
+    wrong, if that is why."""
+    if "app.settings" in sys.modules:  # imported by the commands that read the settings
+        from app.settings import invalid_settings
+
+        wrong = invalid_settings(exc)
+        if wrong is not None:
+            return f"error: {wrong}"
     if "app.storage.database.engines" in sys.modules:
         from app.storage.database.engines import DatabaseError
 
@@ -116,15 +126,60 @@ def _one_line(exc: Exception) -> str | None:
     return None
 
 
+def _from_environment(exc: typer.BadParameter) -> str | None:
+    """One line for an option's value that came from its environment variable (click
+    would print a usage text the operator did not type), the value's secrets hidden."""
+    param, ctx = exc.param, exc.ctx
+    if param is None or ctx is None or param.name is None:
+        return None
+    source = ctx.get_parameter_source(param.name)
+    if source is None or source.name != "ENVIRONMENT":
+        return None
+    names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or ())
+    name = next((name for name in names if name in os.environ), names[0] if names else "")
+    from app.settings import mask_secrets, plain_problem
+
+    value = mask_secrets(os.environ.get(name, ""))
+    option = param.opts[0] if param.opts else param.name
+    default = param.default if param.default not in (None, False, "") else None
+    unset = f"unset it for the default ({default})" if default is not None else "unset it"
+    problem = plain_problem(exc.message or "not valid")
+    return (
+        f"error: {name}={value} is not valid ({ctx.command_path} {option}): {problem}; "
+        f"correct it, or {unset}"
+    )
+
+
 def main() -> None:
-    """The ``runtime-store`` command: every failure to use the database is one line on
-    stderr and exit 2, never a traceback (the operator commands have their own codes)."""
+    """The ``runtime-store`` command: every failure to use the database, and every setting
+    given wrongly (``RUNTIME_STORE_*``), is one line on stderr and exit 2, never a
+    traceback (the operator commands have their own codes)."""
     try:
         with _database_errors():
-            cli()
+            # Not standalone: a wrong value from the environment is one line, not a usage.
+            code = cli(standalone_mode=False)
+    except typer.BadParameter as exc:
+        line = _from_environment(exc)
+        if line is None:
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        typer.echo(line, err=True)
+        raise SystemExit(EXIT_CONFIGURATION) from None
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        raise SystemExit(1) from None
+    except typer.TyperException as exc:  # a usage error: what standalone mode does
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        raise SystemExit(getattr(exc, "exit_code", 1)) from None
     except Exception as exc:
         line = _one_line(exc)
         if line is None:
             raise
         typer.echo(line, err=True)
         raise SystemExit(EXIT_DATABASE) from None
+    # ``typer.Exit`` (and ``--help``) come back as their exit status; commands return None.
+    if isinstance(code, int) and code != 0:
+        raise SystemExit(code)

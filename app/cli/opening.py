@@ -37,8 +37,14 @@ class Target:
 
 
 def target(option: str | None) -> Target:
-    """The database of ``--database-url``, else of the variable, else the default file."""
-    from app.settings import DEFAULT_DATABASE_URL
+    """The database of ``--database-url``, else of the variable, else the default file; a
+    URL that cannot be one is one line naming where it came from (password hidden)."""
+    from app.settings import (
+        DATABASE_URL_FORMS,
+        DEFAULT_DATABASE_URL,
+        database_url_problem,
+        mask_secrets,
+    )
     from app.storage.database.inspection import display_url
 
     if option:
@@ -47,6 +53,9 @@ def target(option: str | None) -> Target:
         url, source = os.environ[ENV], ENV
     else:
         url, source = DEFAULT_DATABASE_URL, f"the default: {ENV} is not set"
+    problem = database_url_problem(url)
+    if problem is not None:
+        refuse(f"{source}={mask_secrets(url)} is not valid: {problem}: {DATABASE_URL_FORMS}")
     shown, file = display_url(url)
     common.note_database(shown)
     return Target(url=url, shown=shown, source=source, sqlite_file=file)

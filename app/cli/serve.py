@@ -49,6 +49,15 @@ def openapi_yaml() -> str:
 BOOTSTRAP_TOKEN_NAME = "bootstrap-admin"
 
 
+def _check_settings(settings: Settings) -> None:
+    """Refuse settings that are each valid but wrong together, before anything is done."""
+    if settings.bootstrap_admin_token is not None and settings.token_key is None:
+        _refuse(
+            "RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN is set but RUNTIME_STORE_TOKEN_KEY is not: "
+            "set the key too"
+        )
+
+
 def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
     """Check the auth setup before serving: tokens are required exactly when the token key
     is set (app/api/auth.py); refuse a setup that would serve open by mistake, and store
@@ -62,11 +71,6 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
     tokens = Tokens(engine, key)
     try:
         if key is None:
-            if settings.bootstrap_admin_token is not None:
-                _refuse(
-                    "RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN is set but RUNTIME_STORE_TOKEN_KEY "
-                    "is not: set the key too"
-                )
             if not _is_loopback(host) and not insecure:
                 _refuse(
                     f"{host} is not a loopback address and RUNTIME_STORE_TOKEN_KEY is not "
@@ -241,7 +245,10 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
     cannot_listen = listen_problem(host, port)
     if cannot_listen:
         _refuse(cannot_listen)
+    # A setting given wrongly stops here, before anything is migrated: one line naming
+    # it (app/cli/common.py, ``main``).
     settings = Settings()
+    _check_settings(settings)
     _announce_retention(settings)
     database, _ = display_url(settings.database_url)
     note_database(database)
