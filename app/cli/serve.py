@@ -257,6 +257,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         _, current, _ = schema_is_current(settings.database_url)
         typer.echo(f"database {database}: schema at {current}")
     _settle_auth(settings, host, insecure)
+    _announce_replicas(settings)
     if settings.database_url.startswith("sqlite"):
         if workers > 1:
             typer.echo("SQLite allows one writer process: serving with 1 worker.", err=True)
@@ -309,6 +310,46 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
             serve_workers(config, start_timeout)
         else:
             serve_one_socket(config, start_timeout)
+
+
+#: How the banner says each state of a read replica (app/storage/database/replicas.py).
+_REPLICA_STATES = {
+    "ok": "ok (a hot standby)",
+    "unreachable": "unreachable",
+    "not_in_recovery": "not in recovery (is a primary, not a standby)",
+    "failing": "failing",
+}
+
+
+def _announce_replicas(settings: Settings) -> None:
+    """One line per read replica: where it is (no password) and what it is now. A replica
+    that cannot serve does not stop the service (the primary serves its reads; /readyz
+    and the metrics name its state) but is said on stderr, with what to do."""
+    from app.storage.database.replicas import NOT_IN_RECOVERY, OK, database_of_url, probe
+
+    count = len(settings.read_database_urls)
+    if not count:
+        return
+    primary = database_of_url(settings.database_url)
+    for number, url in enumerate(settings.read_database_urls, 1):
+        found = probe(url)
+        said = _REPLICA_STATES.get(found.state, found.state)
+        line = f"read replica replica-{number} of {count} ({found.database}): {said}"
+        if found.state == OK:
+            typer.echo(line)
+        elif found.state == NOT_IN_RECOVERY:
+            if found.database == primary:
+                line = line.replace("is a primary", "is the primary itself")
+            typer.echo(
+                f"{line}: the primary serves its reads; name only hot standbys in "
+                "RUNTIME_STORE_READ_DATABASE_URLS",
+                err=True,
+            )
+        else:
+            typer.echo(
+                f"{line} ({found.detail}): the primary serves its reads until it answers",
+                err=True,
+            )
 
 
 def _announce_retention(settings: Settings) -> None:

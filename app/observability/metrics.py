@@ -22,9 +22,10 @@ import os
 import platform
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final, Protocol
 
 from prometheus_client import (
     REGISTRY,
@@ -110,8 +111,20 @@ READS_SERVED: Final = Counter(
 REPLICA_SKIPS: Final = Counter(
     "runtime_store_db_replica_skips",
     "Times a read replica was passed over for a read: behind (not replayed far enough for "
-    "the read's position or within the allowed lag) or down (failing; left out a while).",
+    "the read's position or within the allowed lag); left out a while because it is "
+    "unreachable (no connection), not_in_recovery (a primary, not a standby) or failing "
+    "(its reads fail: a recovery conflict, an error).",
     ["replica", "reason"],
+)
+#: What a read replica may be found to be (app/storage/database/replicas.py).
+REPLICA_STATES: Final = ("ok", "unreachable", "not_in_recovery", "failing")
+REPLICA_STATE: Final = Gauge(
+    "runtime_store_db_replica_state",
+    "1 for the state each read replica was last found in, 0 for the others: ok (a hot "
+    "standby that answers), unreachable, not_in_recovery (a primary, not a standby), "
+    "failing; the most of the live workers.",
+    ["replica", "state"],
+    multiprocess_mode="livemax",
 )
 POOL_SIZE: Final = Gauge(
     "runtime_store_db_pool_size",
@@ -206,6 +219,41 @@ def read_served(database: str) -> None:
 
 def replica_skipped(replica: str, reason: str) -> None:
     REPLICA_SKIPS.labels(replica, reason).inc()
+
+
+def replica_found(replica: str, state: str) -> None:
+    """``replica`` was found ``state`` (one of ``REPLICA_STATES``)."""
+    for each in REPLICA_STATES:
+        REPLICA_STATE.labels(replica, each).set(1 if each == state else 0)
+
+
+# --- read replicas' states, for /readyz ----------------------------------------------------
+
+
+class ReplicaStates(Protocol):
+    """What the read replicas of a store were last found to be (the storage layer's
+    ``ReplicaSet``), as ``/readyz`` reports them without importing storage."""
+
+    def check_stale(self) -> None:
+        """Ask again each replica not asked for a while (blocking: up to a connect timeout)."""
+
+    def statuses(self) -> list[dict[str, str]]:
+        """Each replica: ``replica`` (replica-N), ``database`` (host:port/name, no
+        password), ``state`` (unknown, or one of ``REPLICA_STATES``), ``detail``."""
+
+
+#: The replica sets of this process's stores (one per service worker), as long as they live.
+_REPLICA_SETS: Final[weakref.WeakSet[Any]] = weakref.WeakSet()
+
+
+def report_replicas(states: ReplicaStates) -> None:
+    """Let ``/readyz`` report ``states``, for as long as they exist."""
+    _REPLICA_SETS.add(states)
+
+
+def replica_sets() -> list[ReplicaStates]:
+    """The replica sets of this process (none without read replicas)."""
+    return list(_REPLICA_SETS)
 
 
 def rows_purged(table: str, count: int) -> None:

@@ -156,6 +156,8 @@ def test_a_standby_stopped_mid_run_changes_no_answer(replicated: ReplicatedServi
             pair.stop_standby()
             time.sleep(1.5)
             during = served_delta(replicated, before)
+            # Still ready (the primary serves), the stopped standby named as unreachable.
+            ready = httpx.get(f"{base_url}/readyz", timeout=10)
             pair.start_standby()
         finally:
             stop.set()
@@ -164,8 +166,11 @@ def test_a_standby_stopped_mid_run_changes_no_answer(replicated: ReplicatedServi
     assert answers
     assert set(answers) == {2}
     assert during.get("primary", 0) > 0
+    assert ready.status_code == 200, ready.text
+    (standby,) = ready.json()["replicas"]
+    assert (standby["replica"], standby["state"]) == ("replica-1", "unreachable"), standby
     skips = httpx.get(f"{base_url}/metrics", timeout=10).text
-    assert 'runtime_store_db_replica_skips_total{reason="down",replica="replica-1"}' in skips
+    assert 'runtime_store_db_replica_skips_total{reason="unreachable",replica="replica-1"}' in skips
 
 
 def test_waits_and_tails_use_the_primary(replicated: ReplicatedService) -> None:
