@@ -149,6 +149,14 @@ SERVE_CASES = [
         id="serve-choice",
     ),
     pytest.param(
+        {"RUNTIME_STORE_RETENTION_INTERVAL": "hourly"},
+        (
+            "error: --retention-interval (RUNTIME_STORE_RETENTION_INTERVAL) is not valid: "
+            "'hourly' is not a duration such as 30d, 12h, 15m or 90s; correct it, or unset it",
+        ),
+        id="serve-duration",
+    ),
+    pytest.param(
         {"RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN": f"rst_{SECRET}"},
         (
             "refusing to serve: RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN is set but "

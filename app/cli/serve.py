@@ -236,7 +236,11 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         try:
             parse_duration(retention_interval)
         except ValueError as exc:
-            typer.echo(f"--retention-interval: {exc}", err=True)
+            typer.echo(
+                f"error: --retention-interval (RUNTIME_STORE_RETENTION_INTERVAL) is not valid: "
+                f"{exc}; correct it, or unset it (no sweeps)",
+                err=True,
+            )
             raise typer.Exit(2) from None
         # The workers read it from the environment, like every setting.
         os.environ["RUNTIME_STORE_RETENTION_INTERVAL"] = retention_interval
