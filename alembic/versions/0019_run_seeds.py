@@ -31,7 +31,9 @@ FUNCTIONS: Final = ("runtime_store_start_run",)
 
 
 def upgrade() -> None:
-    op.add_column("runs", sa.Column("seed_end_id", sa.Text(), nullable=False, server_default=""))
+    op.add_column(
+        "runs", sa.Column("seed_end_id", sa.Text(), nullable=False, server_default=sa.text("''"))
+    )
     op.create_table(
         "seed_operations",
         sa.Column("run_id", sa.Text(), nullable=False),

@@ -98,7 +98,7 @@ runs = sa.Table(
     # engine | synchronous (12.2): a run ID is for ever one kind.
     sa.Column("start_kind", sa.String(16), nullable=False, server_default="engine"),
     # The published seed history end the run's first start attached (15.5); "" for none.
-    sa.Column("seed_end_id", sa.Text(), nullable=False, server_default=""),
+    sa.Column("seed_end_id", sa.Text(), nullable=False, server_default=sa.text("''")),
     sa.CheckConstraint(_one_of("status", RunStatus), name="status"),
     sa.CheckConstraint(_one_of("start_outcome", RunStartOutcome), name="start_outcome"),
     sa.CheckConstraint(_one_of("start_kind", RunStartKind), name="start_kind"),
