@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Final
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 
@@ -11,6 +14,11 @@ from app.storage import readiness
 from runtime_store_client import UnavailableError
 
 router = APIRouter(include_in_schema=False)
+
+#: Longest ``/readyz`` takes: a primary that stopped answering (a failover, CONTRACT.md
+#: 16) is "unavailable" by then, never a hang; its check ends on its own later (cut by
+#: the read deadline's probe).
+READY_WITHIN_SECONDS: Final = 5.0
 
 
 @router.get("/")
@@ -36,10 +44,15 @@ def _auth_readiness(auth: AuthMode, detail: str) -> tuple[bool, str]:
 
 @router.get("/readyz")
 async def readyz(request: Request, calls: StoreCallsDep) -> JSONResponse:
-    """The database answers, its schema is at head and the auth setup is sound; else 503."""
-    ready, detail = await calls.blocking(readiness, request.app.state.engine)
-    if ready:
-        ready, detail = await calls(_auth_readiness, request.app.state.auth, detail)
+    """The database answers and takes writes, its schema is at head and the auth setup is
+    sound; else 503, within ``READY_WITHIN_SECONDS``."""
+    try:
+        async with asyncio.timeout(READY_WITHIN_SECONDS):
+            ready, detail = await calls.blocking(readiness, request.app.state.engine)
+            if ready:
+                ready, detail = await calls(_auth_readiness, request.app.state.auth, detail)
+    except TimeoutError:
+        ready, detail = False, f"the database did not answer within {READY_WITHIN_SECONDS:g} s"
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "detail": detail},
         status_code=200 if ready else 503,
