@@ -121,12 +121,14 @@ class Canceler:
     """The reads of one call: ``cancel`` stops the one running and refuses later ones.
     Thread-safe: cancelled from the event loop, read on a database thread."""
 
-    __slots__ = ("_lock", "_running", "canceled")
+    __slots__ = ("_lock", "_running", "canceled", "started")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: set[_Running] = set()
         self.canceled = False
+        #: When the call began (monotonic): its retries end a read deadline later.
+        self.started = time.monotonic()
 
     def cancel(self) -> None:
         with self._lock:

@@ -120,8 +120,12 @@ class UnitOfWork:
     ) -> T:
         """``single=None``: a read, in autocommit where ``read_in_autocommit`` says so."""
         attempt = 0
+        # Retries end a read deadline after the call began (a call that waited for a group
+        # commit's leader has spent part of it already).
         budget = read_deadlines.read_timeout_of(self.engine)
-        give_up = None if budget is None else time.monotonic() + budget
+        call = read_deadlines.current()
+        began = time.monotonic() if call is None else call.started
+        give_up = None if budget is None else began + budget
         while True:
             attempt += 1
             started = time.perf_counter()
