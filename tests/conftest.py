@@ -53,6 +53,7 @@ SERIAL_TESTS = (
     "tests/replicas/test_routing.py",
     "tests/lifecycle/test_import_slices.py",
     "tests/delivery/test_webhooks_outage.py",  # marked in the module as well
+    "tests/failover/",  # a Patroni cluster made, its leader killed, stopped and frozen
 )
 _ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,6 +23,10 @@ router = APIRouter(include_in_schema=False)
 REPLICA_CHECK_WAIT_SECONDS: Final = 0.25
 #: The replica checks still running, kept until they end.
 _checks: set[asyncio.Future[None]] = set()
+#: Longest ``/readyz`` takes: a primary that stopped answering (a failover, CONTRACT.md
+#: 16) is "unavailable" by then, never a hang; its check ends on its own later (cut by
+#: the read deadline's probe).
+READY_WITHIN_SECONDS: Final = 5.0
 
 
 @router.get("/")
@@ -70,13 +74,18 @@ async def _replica_states(calls: StoreCalls) -> list[dict[str, str]] | None:
 
 @router.get("/readyz")
 async def readyz(request: Request, calls: StoreCallsDep) -> JSONResponse:
-    """The database answers, its schema is at head and the auth setup is sound; else 503.
-    With read replicas the body names each and its state (``ok``, ``unreachable``,
-    ``not_in_recovery``, ``failing``, ``unknown``): a replica that cannot serve is skipped
-    (its reads go to the primary), so it never makes the service unready."""
-    ready, detail = await calls.blocking(readiness, request.app.state.engine)
-    if ready:
-        ready, detail = await calls(_auth_readiness, request.app.state.auth, detail)
+    """The database answers and takes writes, its schema is at head and the auth setup is
+    sound; else 503, within ``READY_WITHIN_SECONDS``. With read replicas the body names
+    each and its state (``ok``, ``unreachable``, ``not_in_recovery``, ``failing``,
+    ``unknown``): a replica that cannot serve is skipped (its reads go to the primary), so
+    it never makes the service unready."""
+    try:
+        async with asyncio.timeout(READY_WITHIN_SECONDS):
+            ready, detail = await calls.blocking(readiness, request.app.state.engine)
+            if ready:
+                ready, detail = await calls(_auth_readiness, request.app.state.auth, detail)
+    except TimeoutError:
+        ready, detail = False, f"the database did not answer within {READY_WITHIN_SECONDS:g} s"
     body: dict[str, Any] = {"status": "ready" if ready else "unavailable", "detail": detail}
     replicas = await _replica_states(calls)
     if replicas is not None:

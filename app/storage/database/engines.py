@@ -28,6 +28,12 @@ WRITE_OPTION: Final = "runtime_store_write"
 
 SQLITE_BUSY_TIMEOUT_MS: Final = 30_000
 
+#: libpq's ``connect_timeout`` of every PostgreSQL connection unless the URL names its
+#: own: a host that accepts TCP but never answers (a frozen machine) is given up after
+#: this long and the next host of a multi-host URL is tried (CONTRACT.md 16). libpq's
+#: smallest value.
+CONNECT_TIMEOUT_SECONDS: Final = 2
+
 
 def normalize_url(url: str | URL) -> URL:
     """``postgres://`` and ``postgresql://`` mean psycopg 3; everything else is kept."""
@@ -65,7 +71,7 @@ def create_engine(
     _configure(kwargs, read_timeout_seconds)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed, **kwargs)
-    return sa.create_engine(parsed, **_postgresql(kwargs))
+    return sa.create_engine(parsed, **_postgresql(parsed, kwargs))
 
 
 def create_async_engine(
@@ -81,7 +87,7 @@ def create_async_engine(
     if parsed.get_backend_name() != "postgresql":
         raise ValueError("asynchronous connections are for PostgreSQL only")
     _configure(kwargs, read_timeout_seconds)
-    return _create_async_engine(parsed, **_postgresql(kwargs))
+    return _create_async_engine(parsed, **_postgresql(parsed, kwargs))
 
 
 def _configure(kwargs: dict[str, Any], read_timeout_seconds: float | None) -> None:
@@ -96,10 +102,14 @@ def _configure(kwargs: dict[str, Any], read_timeout_seconds: float | None) -> No
     kwargs.setdefault("hide_parameters", True)
 
 
-def _postgresql(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _postgresql(url: URL, kwargs: dict[str, Any]) -> dict[str, Any]:
     # No pre-ping round trip per checkout: a stale connection fails its first statement,
-    # SQLAlchemy invalidates the pool, and SqlStore retries the whole transaction.
+    # SQLAlchemy invalidates the pool, and SqlStore retries the whole transaction (after a
+    # failover: on the new primary, which a multi-host URL's next connection finds).
     kwargs.setdefault("isolation_level", "READ COMMITTED")
+    connect_args = kwargs.setdefault("connect_args", {})
+    if "connect_timeout" not in url.query:
+        connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 10)
     return kwargs

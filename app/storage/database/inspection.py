@@ -11,6 +11,7 @@ from typing import Final
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from app.database_url import canonical_database_url, display_form
 from app.storage.database.engines import database_errors, normalize_url
 from app.storage.database.migrations import alembic_config, current_revision, head_revision
 
@@ -42,7 +43,11 @@ class Found:
 
 def display_url(url: str) -> tuple[str, Path | None]:
     """A URL as commands print it (password hidden, a SQLite path absolute), and the
-    SQLite file it names, if any."""
+    SQLite file it names, if any. Several PostgreSQL hosts print as libpq's
+    ``h1:p1,h2:p2`` (CONTRACT.md 16)."""
+    canonical = canonical_database_url(url)
+    if "," in str(make_url(canonical).query.get("host", "")):
+        return display_form(canonical), None
     parsed = make_url(url)
     file = None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):

@@ -6,13 +6,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 from app.storage.database.dialects import dialect_of
 from app.storage.database.engines import create_engine, normalize_url
+from app.storage.database.read_deadlines import bounded_statements
+from runtime_store_client import UnavailableError
 
 #: The ``app`` package (this file is app/storage/database/migrations.py).
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
@@ -71,15 +73,27 @@ def schema_is_current(url: str | URL) -> tuple[bool, str | None, str | None]:
 
 
 def readiness(engine: Engine) -> tuple[bool, str]:
-    """Whether the database answers and its schema is at head, with a short reason."""
+    """Whether the database answers, takes writes and its schema is at head, with a short
+    reason; within the engine's read deadline (a frozen primary: CONTRACT.md 16)."""
+    from alembic.runtime.migration import MigrationContext
+
     try:
-        current = current_revision(engine)
+        with engine.connect() as conn, bounded_statements(conn, engine):
+            current = MigrationContext.configure(conn).get_current_revision()
+            if conn.dialect.name == "postgresql" and _read_only(conn):
+                return False, "the database takes no writes (a standby: a failover?)"
     except sa.exc.SQLAlchemyError as exc:
         return False, f"database unreachable ({type(exc).__name__})"
+    except UnavailableError:
+        return False, "database unreachable (it stopped answering)"
     head = head_revision()
     if current != head:
         return False, f"schema at {current or 'nothing'}, head is {head}"
     return True, f"schema at head ({head})"
+
+
+def _read_only(conn: Connection) -> bool:
+    return conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "on"
 
 
 #: Key of the PostgreSQL advisory lock that serialises migrations of several replicas.

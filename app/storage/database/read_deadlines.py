@@ -7,7 +7,19 @@ engine as the execution option ``READ_TIMEOUT_OPTION``). A read is a few stateme
 page, a load), so the deadline of the read bounds each of them. Past it the statement
 running is stopped in the database and the read fails with ``unavailable`` at once: a
 stopped statement is not a transient failure, so the unit of work does not run it again.
-Writes run without a deadline, as before.
+Writes are not stopped at their deadline, only cut when their server no longer
+answers (below).
+
+A server that stops answering (a frozen machine: its kernel still takes the bytes, so
+TCP never notices) is found the same way: a statement past its deadline first probes
+its server (``_answers``: an SSL request, which any live postmaster answers at once, on a
+connection of its own). One that does not answer within ``PROBE_TIMEOUT_SECONDS`` has its
+connection cut (the socket shut down): the statement fails at once, SQLAlchemy drops the
+pool's connections to it, and the next connection of a multi-host URL finds the new
+primary (CONTRACT.md 16). Writes are watched too (``unanswered_bound``): past the
+deadline a write whose server still answers runs on (it waits for a lock, it is long),
+a write whose server does not is cut the same way and answered ``unavailable``; its exact
+retry answers its original IDs.
 
 A caller may also give up on its reads (``Canceler``, set for a call with ``calling``):
 the HTTP layer cancels the store call of a request whose client disconnected
@@ -33,6 +45,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -56,11 +71,27 @@ DEFAULT_READ_TIMEOUT_SECONDS: Final = 5.0
 #: SQLite virtual-machine instructions between two checks of a read's deadline: about
 #: 0.1 ms of work, so a check costs well under 1 % of a read and stops it within 1 ms.
 SQLITE_CHECK_OPS: Final = 10_000
-#: Longest the watchdog waits for PostgreSQL to take a cancel request.
+#: Longest the watchdog waits for PostgreSQL to take a cancel request (its server has
+#: just answered a probe).
 _CANCEL_TIMEOUT_SECONDS: Final = 5.0
+#: Longest a probe waits for a server's answer; one that takes longer is not answering.
+PROBE_TIMEOUT_SECONDS: Final = 1.0
+#: How long a probe's answer stands for every statement on the same server: a frozen
+#: server with twenty statements waiting costs one probe, not twenty.
+_PROBE_MEMORY_SECONDS: Final = 1.0
+#: PostgreSQL's ``SSLRequest`` packet: length 8, code 80877103.
+_SSL_REQUEST: Final = struct.pack("!ii", 8, 80877103)
 
 _TIMEOUT: Final = "timeout"
 _CANCELED: Final = "canceled"
+#: The server did not answer a probe: the connection was cut.
+_UNRESPONSIVE: Final = "unresponsive"
+
+
+class DatabaseUnresponsive(UnavailableError):
+    """A statement's server stopped answering: its connection was cut (``unavailable``,
+    not retried by the service: the request answers within its bound, the client
+    retries)."""
 
 
 def read_timeout_of(engine: Engine) -> float | None:
@@ -90,12 +121,14 @@ class Canceler:
     """The reads of one call: ``cancel`` stops the one running and refuses later ones.
     Thread-safe: cancelled from the event loop, read on a database thread."""
 
-    __slots__ = ("_lock", "_running", "canceled")
+    __slots__ = ("_lock", "_running", "canceled", "started")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: set[_Running] = set()
         self.canceled = False
+        #: When the call began (monotonic): its retries end a read deadline later.
+        self.started = time.monotonic()
 
     def cancel(self) -> None:
         with self._lock:
@@ -166,13 +199,19 @@ def check_not_canceled() -> None:
 class _Running:
     """One read in progress on one DBAPI connection."""
 
-    __slots__ = ("_dbapi", "_lock", "deadline", "done", "reason", "sqlite")
+    __slots__ = ("_dbapi", "_lock", "deadline", "done", "patience", "reason", "sqlite", "write")
 
-    def __init__(self, dbapi: Any, deadline: float | None, *, sqlite: bool) -> None:
+    def __init__(
+        self, dbapi: Any, deadline: float | None, *, sqlite: bool, write: bool = False
+    ) -> None:
         self._dbapi = dbapi
         self._lock = threading.Lock()
         self.deadline = deadline
+        #: Seconds until a write whose server still answers is looked at again.
+        self.patience = 0.0 if deadline is None else max(0.05, deadline - time.monotonic())
         self.sqlite = sqlite
+        #: A write is never stopped for its deadline, only cut when its server is gone.
+        self.write = write
         self.done = False
         #: Why it was stopped (``_TIMEOUT``, ``_CANCELED``); ``None`` while it may run.
         self.reason: str | None = None
@@ -188,20 +227,32 @@ class _Running:
         if threading.current_thread() is not _WATCHDOG.thread:
             _WATCHDOG.stop_now(self, reason)  # a cancel request may block: not here
             return
+        # Probed outside the lock: a read that ends meanwhile never waits for the probe.
+        answers = self.reason != _UNRESPONSIVE and _answers(self._dbapi)
         with self._lock:  # the read cannot end (and free its connection) meanwhile
             if self.done:
                 return
+            if not answers:
+                # A frozen server takes no cancel request either: cut the connection.
+                self.reason = _UNRESPONSIVE
+                sever_connection(self._dbapi)
+                return
+            if self.write:
+                return  # the server answers: the write runs on, watched again later
             if self.reason is None:
                 self.reason = reason
-            try:
-                if isinstance(self._dbapi, psycopg.AsyncConnection):
-                    # The service's connection, in use on its event loop: libpq's
-                    # blocking cancel request, sent from this thread.
-                    self._dbapi.cancel()
-                else:
-                    self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
-            except Exception as exc:  # the statement runs on; its own end frees it
-                log.warning("could not cancel a read statement: %s", exc)
+            self._cancel()
+
+    def _cancel(self) -> None:
+        try:
+            if isinstance(self._dbapi, psycopg.AsyncConnection):
+                # The service's connection, in use on its event loop: libpq's blocking
+                # cancel request, sent from this thread (its server just answered).
+                self._dbapi.cancel()
+            else:
+                self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
+        except Exception as exc:  # the statement runs on; its own end frees it
+            log.warning("could not cancel a read statement: %s", exc)
 
     def finish(self) -> None:
         with self._lock:
@@ -294,12 +345,17 @@ class _Watchdog:
     def _run(self) -> None:
         while True:
             for read, reason in self._due():
-                read.stop(reason)
+                try:
+                    read.stop(reason)
+                except Exception:  # the watchdog never dies
+                    log.exception("could not stop a statement past its deadline")
                 if not read.done:
                     # PostgreSQL drops a cancel request that finds no statement running (the
                     # read was between two, or had not sent its first yet on a busy
-                    # machine): ask again until the read has ended.
-                    self.watch_again(read, time.monotonic() + self.RESEND)
+                    # machine): ask again until the read has ended. A write whose server
+                    # answers is looked at again a deadline later.
+                    again = self.RESEND if read.reason is not None else read.patience
+                    self.watch_again(read, time.monotonic() + again)
 
     def watch_again(self, read: _Running, deadline: float) -> None:
         with self._cond:
@@ -310,16 +366,74 @@ class _Watchdog:
 
 _WATCHDOG: Final = _Watchdog()
 
+_probed: dict[tuple[str, int], tuple[float, bool]] = {}
 
-def _run_bounded(
-    operation: Callable[[Any], T], tx: Any, timeout: float | None, canceler: Canceler | None
-) -> T:
-    """``operation(tx)`` with its statements stopped past the deadline or on cancel."""
-    conn: Connection = tx.conn
+
+def _answers(dbapi: Any) -> bool:
+    """Whether the server of a psycopg connection answers a probe within
+    ``PROBE_TIMEOUT_SECONDS`` (its answer stands ``_PROBE_MEMORY_SECONDS``). Called on
+    the watchdog thread only."""
+    try:
+        info = dbapi.info
+        host = info.host
+        address = host if host.startswith("/") else (info.hostaddr or host)
+        port = int(info.port)
+    except Exception:  # a connection already closed: nothing to wait for
+        return False
+    now = time.monotonic()
+    known = _probed.get((address, port))
+    if known is not None and now - known[0] < _PROBE_MEMORY_SECONDS:
+        return known[1]
+    answered = _probe(address, port)
+    if not answered:
+        log.warning("database server %s:%s does not answer; cutting its connections", host, port)
+    _probed[(address, port)] = (time.monotonic(), answered)
+    return answered
+
+
+def _probe(address: str, port: int) -> bool:
+    """An SSL request to a PostgreSQL server: any live postmaster answers one byte at
+    once, before authentication; a frozen or unreachable one does not."""
+    try:
+        if address.startswith("/"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(PROBE_TIMEOUT_SECONDS)
+            sock.connect(f"{address}/.s.PGSQL.{port}")
+        else:
+            sock = socket.create_connection((address, port), timeout=PROBE_TIMEOUT_SECONDS)
+        with sock:
+            sock.settimeout(PROBE_TIMEOUT_SECONDS)
+            sock.sendall(_SSL_REQUEST)
+            return sock.recv(1) != b""
+    except OSError:
+        return False
+
+
+def sever_connection(dbapi: Any) -> None:
+    """Shut a psycopg connection's socket down: whatever waits on it (on any thread, or
+    the event loop) fails at once with a lost connection, which SQLAlchemy takes for a
+    disconnect (the pool's connections are dropped)."""
+    try:
+        fd = dbapi.pgconn.socket
+    except Exception:  # closed already
+        return
+    try:
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+@contextmanager
+def _watched(
+    conn: Connection, timeout: float | None, canceler: Canceler | None, *, write: bool = False
+) -> Iterator[None]:
+    """The statements sent on ``conn`` in the block, stopped past the deadline or on
+    cancel (a write: cut only when its server stops answering)."""
     sqlite = conn.dialect.name == "sqlite"
     deadline = None if timeout is None else time.monotonic() + timeout
     dbapi = conn.connection.driver_connection
-    read = _Running(dbapi, deadline, sqlite=sqlite)
+    read = _Running(dbapi, deadline, sqlite=sqlite, write=write)
     if canceler is not None and not canceler._add(read):
         raise UnavailableError("the request was cancelled: its client went away")
     if sqlite:
@@ -328,8 +442,8 @@ def _run_bounded(
         _WATCHDOG.watch(read)
     failed = False
     try:
-        return operation(tx)
-    except sa.exc.DBAPIError as exc:
+        yield
+    except (sa.exc.DBAPIError, psycopg.Error) as exc:
         failed = True
         if read.reason is None and not is_interrupted(exc):
             raise
@@ -350,9 +464,45 @@ def _run_bounded(
                 conn.invalidate()
 
 
+def _run_bounded(
+    operation: Callable[[Any], T], tx: Any, timeout: float | None, canceler: Canceler | None
+) -> T:
+    """``operation(tx)`` with its statements stopped past the deadline or on cancel."""
+    with _watched(tx.conn, timeout, canceler):
+        return operation(tx)
+
+
+@contextmanager
+def bounded_statements(conn: Connection, engine: Engine) -> Iterator[None]:
+    """The statements sent on ``conn`` in the block (reads outside the unit of work: a
+    readiness check) under the engine's read deadline; its server cut when it stops
+    answering."""
+    with _watched(conn, read_timeout_of(engine), None):
+        yield
+
+
+@contextmanager
+def unanswered_bound(conn: Connection, engine: Engine) -> Iterator[None]:
+    """A write on ``conn`` (its statements and its commit) whose server stops answering is
+    cut once it has run for the engine's read deadline (``DatabaseUnresponsive``); a slow
+    write on a server that answers runs to its end. PostgreSQL only; else as it is."""
+    timeout = read_timeout_of(engine)
+    if timeout is None or conn.dialect.name == "sqlite":
+        yield
+        return
+    with _watched(conn, timeout, None, write=True):
+        yield
+
+
 def _stopped(reason: str | None, timeout: float | None) -> UnavailableError:
     if reason == _CANCELED:
         return UnavailableError("the read was stopped: its client went away")
+    if reason == _UNRESPONSIVE:
+        return DatabaseUnresponsive(
+            "the database stopped answering"
+            + (f" for {timeout:g} s" if timeout is not None else "")
+            + "; its connection was cut: retry"
+        )
     if reason == _TIMEOUT and timeout is not None:
         return timed_out(timeout)
     return UnavailableError("the database stopped the read's statement; retry")

@@ -16,7 +16,8 @@ answer and its own error:
   order (no deadlock among them); records of one run keep their arrival order;
 * a record the function refuses goes, in its own call, through the Python path, which
   raises the contract's error, exactly as when appended alone;
-* when the group statement fails (after the unit of work's retries), every record of it is
+* when the group statement fails (after the unit of work's retries) for any reason but the
+  database being unavailable (each member then answers ``unavailable``), every record of it is
   appended again alone, in its own call, with its own retries and errors: a failure of
   one never becomes the answer of another, and a group whose commit outcome was unknown is
   retried record by record as exact retries (2.2);
@@ -39,7 +40,7 @@ from app.domain.validation import NewRecord
 from app.storage import fast_path
 from app.storage.database.waiting import Signal
 from app.storage.unit_of_work.transactions import UnitOfWork
-from runtime_store_client import AppendResult, StoreError
+from runtime_store_client import AppendResult, StoreError, UnavailableError
 
 #: Most records one group statement carries; more wait for the next flush.
 MAX_GROUP: Final = 64
@@ -163,6 +164,12 @@ class GroupCommit:
                 answers = self._uow.statement(lambda tx: fast_path.append_group(tx, records))
                 by_member = dict(zip(map(id, ordered), answers, strict=True))
                 outcomes = [by_member[id(p)] for p in group]
+        except UnavailableError as exc:
+            # No database answered within the bound (the unit of work's retries are
+            # spent, or its server stopped answering: a failover, CONTRACT.md 16). Alone
+            # each record would wait as long again: every member answers ``unavailable``
+            # now and its client's exact retry settles it (2.2).
+            outcomes = [exc] * len(group)
         except (StoreError, sa.exc.SQLAlchemyError) as exc:
             # Alone, the record's own error; in a group, each record retries alone and
             # meets its own.

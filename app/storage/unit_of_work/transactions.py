@@ -14,6 +14,9 @@ How the locks are taken and how the flush is sent differ by database: ``dialects
 Transient database failures are retried a few times and then answered ``unavailable``;
 every write is idempotent (records by their event keys, memory appends by their
 idempotency keys), so a retry after a commit whose outcome is unknown is an exact retry.
+The retries end with the engine's read deadline too, and a write whose server stops
+answering is cut (``read_deadlines.unanswered_bound``): while no primary answers (a
+failover, CONTRACT.md 16) every call ends within its bound.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Final, TypeVar
 
 import sqlalchemy as sa
@@ -116,12 +120,18 @@ class UnitOfWork:
     ) -> T:
         """``single=None``: a read, in autocommit where ``read_in_autocommit`` says so."""
         attempt = 0
+        # Retries end a read deadline after the call began (a call that waited for a group
+        # commit's leader has spent part of it already).
+        budget = read_deadlines.read_timeout_of(self.engine)
+        call = read_deadlines.current()
+        began = time.monotonic() if call is None else call.started
+        give_up = None if budget is None else began + budget
         while True:
             attempt += 1
             started = time.perf_counter()
             try:
                 if single or (single is None and self.read_in_autocommit()):
-                    return self._single(operation)
+                    return self._single(operation, write=write)
                 return self._once(operation, write=write)
             except StoreError:
                 raise
@@ -136,7 +146,8 @@ class UnitOfWork:
                 metrics.transaction_retried("integrity")
             except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
                 raise_unless_transient(exc)
-                if attempt >= self._attempts:
+                out_of_time = give_up is not None and time.monotonic() >= give_up
+                if attempt >= self._attempts or out_of_time:
                     metrics.transaction_unavailable()
                     raise UnavailableError(unavailable_message(exc)) from exc
                 pool_timeout = isinstance(exc, sa.exc.TimeoutError)
@@ -145,13 +156,23 @@ class UnitOfWork:
                 metrics.transaction_finished(write=write, seconds=time.perf_counter() - started)
             pause(random.uniform(0, min(0.2, 0.01 * 2**attempt)))
 
-    def _single(self, operation: Callable[[Tx], T], replica: replicas.Replica | None = None) -> T:
+    def _single(
+        self,
+        operation: Callable[[Tx], T],
+        replica: replicas.Replica | None = None,
+        *,
+        write: bool = False,
+    ) -> T:
         engine = self.engine if replica is None else replica.engine
         with engine.connect() as conn:
             autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
             tx = Tx(autocommit, self.dialect, self._clock(), replica=replica)
             tx.tracks_positions = self.replicas is not None
-            result = operation(tx)
+            if replica is None and write:
+                with read_deadlines.unanswered_bound(conn, engine):
+                    result = operation(tx)
+            else:
+                result = operation(tx)
             if tx.written:
                 self._note_position(autocommit)
         if tx.written and self.committed is not None:
@@ -162,7 +183,7 @@ class UnitOfWork:
         with self.engine.connect() as conn:
             if write:
                 conn.execution_options(**{WRITE_OPTION: True})
-            with conn.begin():
+            with self._bounded_write(conn, write), conn.begin():
                 tx = Tx(conn, self.dialect, self._clock())
                 tx.tracks_positions = self.replicas is not None
                 result = operation(tx)
@@ -172,6 +193,10 @@ class UnitOfWork:
         if write and self.committed is not None and (tx.records or tx.purged):
             self.committed(tx.changes())
         return result
+
+    def _bounded_write(self, conn: Connection, write: bool) -> AbstractContextManager[None]:
+        """A write, its commit included, cut when its server stops answering."""
+        return read_deadlines.unanswered_bound(conn, self.engine) if write else nullcontext()
 
     def _read_on_replica(self, operation: Callable[[Tx], T], replica: replicas.Replica) -> T:
         return self._single(read_deadlines.bounded(operation, replica.engine), replica=replica)
