@@ -31,9 +31,7 @@ FUNCTIONS: Final = ("runtime_store_start_run",)
 
 
 def upgrade() -> None:
-    op.add_column(
-        "runs", sa.Column("seed_end_id", sa.Text(), nullable=False, server_default="")
-    )
+    op.add_column("runs", sa.Column("seed_end_id", sa.Text(), nullable=False, server_default=""))
     op.create_table(
         "seed_operations",
         sa.Column("run_id", sa.Text(), nullable=False),
