@@ -225,6 +225,7 @@ async def _services(
             limits=settings.limits(),
             fast_path=settings.pg_fast_path,
             group_commit=settings.group_commit,
+            require_seeds=settings.require_seeds,
             webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
             read_engines=replicas,
             replica_max_lag_seconds=settings.replica_max_lag_seconds,

@@ -54,6 +54,11 @@ class Settings(BaseSettings):
         description="PostgreSQL fast path: combine concurrent single appends of a worker "
         "into one statement and one commit (on), or commit each alone (off).",
     )
+    require_seeds: bool = Field(
+        default=False,
+        description="Every start must attach a published run seed (seed_end_id), as the "
+        "agent runtime's newest store requires; off: starts without a seed work as before.",
+    )
     page_max: int = Field(default=1000, gt=0, description="Largest page a list returns.")
     page_byte_budget: int = Field(
         default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."

@@ -84,6 +84,7 @@ REPLICA_READ_MODULES = tuple(
         "paging",
         "record_by_key",
         "search",
+        "seed_reads",
         "sessions",
         "transcript_prefix",
     )

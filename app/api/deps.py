@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
+from pydantic_core import PydanticCustomError
 
+from app.domain.query_numbers import is_json_number
 from app.storage import SqlStore
 
 from .middleware.exact_path import exact_segment
@@ -61,6 +63,27 @@ CursorQuery = Annotated[
         description='Opaque cursor from the previous page\'s next_cursor; "" reads from the start.'
     ),
 ]
+
+
+def _json_syntax(kind: str, noun: str) -> BeforeValidator:
+    """A query parameter's text must be a JSON number before its type parses it; refused
+    with the type's own error (``int_parsing``, ``float_parsing``), as ``ten`` is."""
+
+    def check(value: object) -> object:
+        if isinstance(value, str) and not is_json_number(value):
+            raise PydanticCustomError(
+                f"{kind}_parsing", f"Input should be {noun} in JSON number syntax"
+            )
+        return value
+
+    return BeforeValidator(check)
+
+
+#: An integer or a number in a query string: JSON syntax only (not Python's ``1_0``,
+#: ``+1``, ``01`` or ``inf``; ``app/domain/query_numbers.py``).
+JsonInteger = _json_syntax("int", "a valid integer")
+JsonFloat = _json_syntax("float", "a valid number")
+
 LimitQuery = Annotated[
     int,
     Query(
@@ -68,4 +91,5 @@ LimitQuery = Annotated[
         description="Page size; above the service maximum (default 1000) it is served "
         "as the maximum.",
     ),
+    JsonInteger,
 ]

@@ -32,10 +32,11 @@ import contextvars
 import functools
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Final, ParamSpec, TypeVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.awaiting import cancel_and_wait
 from app.storage import Canceler, calling, greenlet_spawn, reads_of
 
 P = ParamSpec("P")
@@ -74,10 +75,9 @@ class _RequestWatch:
             else:
                 self._held.append(message)
 
-    def cancel_when_gone(self, canceler: Canceler, call: asyncio.Future[Any]) -> None:
-        """Cancel ``canceler`` if the client disconnects before ``call`` is done."""
-        if call.done():
-            return
+    def cancel_when_gone(self, canceler: Canceler, watchers: list[asyncio.Task[None]]) -> None:
+        """Cancel ``canceler`` if the client disconnects; the watching task, if one is
+        needed, goes to ``watchers`` (its call cancels and awaits it when it ends)."""
         if self.disconnected:
             canceler.cancel()
             return
@@ -86,8 +86,7 @@ class _RequestWatch:
             await self.until_disconnected()
             canceler.cancel()
 
-        watcher = asyncio.ensure_future(watch())
-        call.add_done_callback(lambda _: watcher.cancel())
+        watchers.append(asyncio.ensure_future(watch()))
 
 
 _REQUEST: contextvars.ContextVar[_RequestWatch | None] = contextvars.ContextVar(
@@ -156,13 +155,14 @@ class StoreCalls:
         loop = asyncio.get_running_loop()
         # A disconnect cancels the call's reads in the database, never the call itself:
         # a write runs to its end, and the call answers for its reads.
-        ended: asyncio.Future[None] = loop.create_future()
-        timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, ended)
+        watchers: list[asyncio.Task[None]] = []
+        timer = loop.call_later(WATCH_AFTER_SECONDS, watch.cancel_when_gone, canceler, watchers)
         try:
             return await start(canceler, call)
         finally:
             timer.cancel()
-            ended.set_result(None)
+            if watchers:  # never left pending, also when this request is cancelled
+                await cancel_and_wait(*watchers)
 
     async def _start(self, canceler: Canceler | None, call: Callable[[], T]) -> T:
         if not self.greenlets:

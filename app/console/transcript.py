@@ -8,6 +8,12 @@ view again without it. The last page of a running run follows the run's live tai
 new transcript record reloads that page up to it (a prefix again, one record longer).
 The findings are those of the whole transcript's checks
 (``GET /v1/runs/{id}/transcript?validate=…``), marked on the messages they name.
+
+A run started with a seed (CONTRACT.md 15.6) begins with the history it inherits: the first
+page shows it above the run's own messages, under a marker naming the seed's kind and the
+run it was inherited from, composed by the client's helper (``build_seed_history_async``,
+the same composition the API's transcript and every reader use). Messages are numbered
+through the whole history, the inherited ones first, as the validators number them.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from fastapi.responses import HTMLResponse
 from runtime_store_client import (
     InvalidArgumentError,
     InvalidTranscriptError,
+    RunMeta,
     StoreError,
     TranscriptViolation,
 )
+from runtime_store_client.transcript import build_seed_history_async, encode_message
 
 from .api import Api, path
 from .rendering import MAX_LISTED_FINDINGS, fragment, link
@@ -87,6 +95,25 @@ async def _checks(
     return checks, notes
 
 
+async def _inherited(api: Api, run: RunMeta) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """What the run inherits from its seed, for the first page: the marker (the seed's kind,
+    the run it names as its source, "" for a literal seed) and the messages, as the API
+    answers them. A run without a seed inherits nothing (and costs no read)."""
+    if not run.seed_end_id:
+        return {}, []
+    history = await build_seed_history_async(api.store, run.run_id)
+    if history.seed is None:
+        return {}, []
+    declaration = history.seed.declaration
+    source = declaration.source_run_id
+    marker = {
+        "kind": str(declaration.kind),
+        "source_run_id": source,
+        "source": link("/console/run/transcript", {"run_id": source}) if source else "",
+    }
+    return marker, [encode_message(message) for message in history.messages]
+
+
 @router.get("/fragments/run/transcript")
 async def transcript_fragment(
     request: Request,
@@ -106,15 +133,21 @@ async def transcript_fragment(
             run_id, upto, after, TRANSCRIPT_PAGE_RECORDS
         )
         messages = transcript_messages(body.records)
-        thinking_on = thinking == "on" if thinking else thinking_used(messages)
+        seed, inherited = ({}, []) if after else await _inherited(api, run)
+        thinking_on = thinking == "on" if thinking else thinking_used(inherited + messages)
         checks, notes = await _checks(api, run_id, thinking_on)
         here = {"run_id": run_id, "thinking": thinking, "through": upto}
         findings = findings_by_message(checks)
+        # One conversation, so a call inherited from the seed pairs with its result here.
+        views = conversation(inherited + messages, offset, findings)
+        shown = offset + len(views)
         return {
             "run_id": run_id,
             "through": upto,
             "latest": link("/console/run/transcript", {"run_id": run_id, "thinking": thinking}),
-            "messages": conversation(messages, offset, findings),
+            "seed": seed,
+            "inherited": views[: len(inherited)],
+            "messages": views[len(inherited) :],
             "whole": findings.get(-1, []),
             "listed": sorted(
                 (index, finding)
@@ -122,13 +155,13 @@ async def transcript_fragment(
                 if index >= 0
                 for finding in found
             )[:MAX_LISTED_FINDINGS],
-            "shown": range(offset, offset + len(messages)),
+            "shown": range(offset, shown),
             "checks": checks,
             "notes": notes,
             "thinking_on": thinking_on,
             "next": link(
                 "/console/run/transcript",
-                {**here, "after": body.next_cursor, "offset": str(offset + len(messages))},
+                {**here, "after": body.next_cursor, "offset": str(shown)},
             )
             if body.next_cursor
             else "",

@@ -2,8 +2,9 @@
 
 A read names a prefix of the run's log (``through``: the ID of any committed record of
 the run) and a place in it (``after``: "" or the ID of a transcript record at or before
-``through``). Both are record IDs, decimal without a sign or leading zero; anything else,
-and a ``limit`` below 1, is ``invalid_transcript_position``. Whether the IDs name such
+``through``). Both are record IDs, decimal without a sign or leading zero and at most
+``MAX_RECORD_ID``; anything else, and a ``limit`` below 1, is
+``invalid_transcript_position``. Whether the IDs name such
 records is the store's question (it needs the run); the syntax and the cut are decided
 here. A page holds at most ``PAGE_RECORDS`` records and ``PAGE_BYTES`` payload bytes
 (inclusive); a record that alone passes ``PAGE_BYTES`` can never be on a page:
@@ -20,6 +21,7 @@ from typing import Final
 
 from runtime_store_client import InvalidTranscriptPositionError, PayloadTooLargeError
 
+from .cursors import MAX_RECORD_ID
 from .text import check_unicode
 
 #: Most records on one page; a larger ``limit`` is served as this.
@@ -27,7 +29,7 @@ PAGE_RECORDS: Final = 512
 #: Most payload bytes on one page, inclusive.
 PAGE_BYTES: Final = 1024 * 1024
 
-#: A record ID: 1, 2, ... (a longer one than 19 digits cannot be the ID of a record).
+#: A record ID's syntax: 1, 2, ... (past 19 digits it cannot be one; ``MAX_RECORD_ID`` bounds it).
 _RECORD_ID: Final = re.compile(r"[1-9][0-9]{0,18}")
 
 
@@ -44,7 +46,9 @@ def _record_id(value: object, what: str) -> int:
     if not isinstance(value, str):
         raise InvalidTranscriptPositionError(f"{what} must be a record ID (a string)")
     check_unicode(value, what)
-    if not _RECORD_ID.fullmatch(value):
+    # 19 digits reach past a BIGINT: such a number names no record, and no driver may see it
+    # (SQLite's overflows, PostgreSQL's answers out of range).
+    if not _RECORD_ID.fullmatch(value) or int(value) > MAX_RECORD_ID:
         raise InvalidTranscriptPositionError(f"{what} {value!r} is not a record ID")
     return int(value)
 

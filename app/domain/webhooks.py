@@ -87,18 +87,56 @@ def event_types(values: Iterable[str]) -> tuple[WebhookEventType, ...]:
     return tuple(found)
 
 
+#: NAT64 prefixes (RFC 6052, RFC 8215): the well-known /96 carries the IPv4 address in its
+#: last 32 bits; the local-use /48 is never global and where it puts the IPv4 address is
+#: the operator's choice, so all of it is refused.
+_NAT64_WELL_KNOWN: Final = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL_USE: Final = ipaddress.IPv6Network("64:ff9b:1::/48")
+#: Deprecated IPv4-compatible (::a.b.c.d) and SIIT IPv4-translated (::ffff:0:a.b.c.d)
+#: addresses: the IPv4 address is the last 32 bits.
+_IPV4_COMPATIBLE: Final = ipaddress.IPv6Network("::/96")
+_IPV4_TRANSLATED: Final = ipaddress.IPv6Network("::ffff:0:0:0/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address a transition mechanism could forward a connection to ``ip`` to:
+    IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4 and both Teredo ends."""
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:  # 2002::/16, bits 16-48
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:  # 2001::/32: (server, client), the client already un-inverted
+        found.extend(ip.teredo)
+    if any(ip in net for net in (_NAT64_WELL_KNOWN, _IPV4_COMPATIBLE, _IPV4_TRANSLATED)):
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF))
+    return found
+
+
+def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return ip.is_global and not ip.is_multicast
+
+
 def address_refused(address: str) -> bool:
     """Whether a connection to ``address`` could reach something internal: loopback,
     private, link-local (cloud metadata at 169.254.169.254 included), unspecified,
-    multicast, reserved or shared ranges (anything not globally routable), also behind an
-    IPv4-mapped IPv6 address."""
+    multicast, reserved or shared ranges (anything not globally routable). An IPv6 address
+    is allowed only if it and every IPv4 address it embeds are public:
+    ``64:ff9b::a9fe:a9fe`` is 169.254.169.254 through a NAT64 gateway."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return True
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
+        ip = ip.ipv4_mapped  # ::ffff:a.b.c.d is how a dual-stack socket names a.b.c.d
+    if not _public(ip):
+        return True
+    if isinstance(ip, ipaddress.IPv6Address):
+        # ``is_global`` of Python 3.11 calls these prefixes global whatever they embed.
+        if ip in _NAT64_LOCAL_USE:
+            return True
+        return not all(_public(v4) for v4 in embedded_ipv4(ip))
+    return False
 
 
 def normalized_host(host: str) -> str:

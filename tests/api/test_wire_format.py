@@ -304,6 +304,36 @@ def test_a_limit_below_one_is_invalid_on_every_list(api: TestClient, path: str) 
     assert_problem(response, 422, "invalid_argument", errors=[("query.limit", "int_parsing")])
 
 
+#: Python's int() and float() read these; a JSON number is none of them.
+NOT_JSON_NUMBERS = ["1_0", "+1", " 1", "1 ", "01", "1.", ".5", "inf", "nan", "Infinity", "0x10"]
+
+
+def _number_queries(api: TestClient) -> list[tuple[str, str]]:
+    """``(path, name)`` of every integer or number query parameter the document lists."""
+    found = []
+    for path, operations in api.app.openapi()["paths"].items():  # type: ignore[attr-defined]
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter["in"] == "query" and schema.get("type") in ("integer", "number"):
+                    assert method == "get", (path, parameter["name"])
+                    found.append((path.replace("{", "").replace("}", ""), parameter["name"]))
+    return found
+
+
+def test_every_number_in_a_query_string_is_json_number_syntax(api: TestClient) -> None:
+    queries = _number_queries(api)
+    assert ("/v1/runs/run_id/wait", "timeout") in queries
+    assert ("/v1/runs/run_id/records", "limit") in queries
+    for path, name in queries:
+        kind = "float_parsing" if name == "timeout" else "int_parsing"  # as for "ten"
+        for value in NOT_JSON_NUMBERS:
+            response = api.get(path, params={name: value, "through": "1"})
+            assert_problem(response, 422, "invalid_argument", errors=[(f"query.{name}", kind)])
+        # A JSON number passes to the parameter's own checks (an unknown ID is then 404).
+        assert api.get(path, params={name: "1", "through": "1"}).status_code != 422
+
+
 def test_an_unknown_status_filter_is_invalid(api: TestClient) -> None:
     create_session(api, "s-1")
     response = api.get("/v1/sessions/s-1/runs?status=running&status=paused")

@@ -174,7 +174,7 @@ def test_an_admin_ends_exports_and_purges_a_session(tab: Tab, world: World) -> N
     with page.expect_download() as download:
         page.click("text=Export (NDJSON)")
     exported = download.value.path().read_text().splitlines()
-    assert json.loads(exported[0])["format"] == "runtime-store.session/2"
+    assert json.loads(exported[0])["format"] == "runtime-store.session/3"
     assert json.loads(exported[0])["session"]["id"] == "chat-end"
     assert json.loads(exported[-1])["end"]["runs"] == 1
 

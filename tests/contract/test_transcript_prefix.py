@@ -322,6 +322,30 @@ def test_a_position_that_is_not_the_runs_is_invalid_transcript_position(
     )
 
 
+@pytest.mark.parametrize(
+    ("through", "after"),
+    [
+        pytest.param(str(2**63), "", id="through-2-to-the-63"),
+        pytest.param(str(2**63 - 1), "", id="through-the-largest-bigint"),
+        pytest.param("9" * 19, "", id="through-19-digits"),
+        pytest.param(str(2**63), str(2**63), id="after-2-to-the-63"),
+        pytest.param("9" * 19, str(2**63 + 1), id="after-past-the-largest-bigint"),
+    ],
+)
+def test_a_position_past_the_largest_record_id_is_invalid_transcript_position(
+    store: Backend, through: str, after: str
+) -> None:
+    # A BIGINT holds no such ID: it must be refused before SQLite's driver overflows on it.
+    run = mixed_run(store)
+
+    assert_rejected(
+        store,
+        lambda: store.list_run_transcript_records(run.run_id, through, after=after),
+        InvalidTranscriptPositionError,
+        run.run_id,
+    )
+
+
 def test_positions_of_another_run_are_invalid_transcript_position(store: Backend) -> None:
     long_run, short_run = mixed_run(store), new_run(store)
     store.append_run_record(transcript(short_run, "t", messages()))

@@ -51,6 +51,19 @@ def test_a_url_that_is_not_public_http_is_invalid(store: Backend, url: str) -> N
         _hooks(store).create_webhook(url, ["run.finished"])
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
+        "http://[2002:7f00:1::1]/",  # 6to4 of 127.0.0.1
+        "http://[::127.0.0.1]/",  # IPv4-compatible
+    ],
+)
+def test_a_url_embedding_an_internal_ipv4_address_is_invalid(store: Backend, url: str) -> None:
+    with pytest.raises(InvalidArgumentError):
+        _hooks(store).create_webhook(url, ["run.finished"])
+
+
 def test_deleting_a_subscription_removes_it_and_an_unknown_one_is_not_found(
     store: Backend,
 ) -> None:

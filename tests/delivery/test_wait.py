@@ -81,6 +81,23 @@ def test_a_wait_times_out_with_the_current_meta_and_the_header(server: LiveServe
         assert meta.status is RunStatus.RUNNING
 
 
+def test_the_timeout_is_a_number_in_json_syntax(server: LiveServer) -> None:
+    with HttpStore(server.base_url) as store:
+        run = start_root(store, new_session(store).id).run
+        store.record_run_terminal(
+            run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
+        )
+    url = f"{server.base_url}/v1/runs/{run.run_id}/wait"
+    # Python's float() reads each of these; CONTRACT.md 13.4 asks for a number.
+    for timeout in ("1_0", "+5", "05", "5.", ".5", "inf", "nan", " 5"):
+        response = httpx.get(url, params={"timeout": timeout})
+        assert response.status_code == 422, (timeout, response.text)
+        assert response.json()["code"] == "invalid_argument"
+    for timeout in ("5", "0.5", "1e1", "0"):  # JSON numbers; the run finished: at once
+        response = httpx.get(url, params={"timeout": timeout})
+        assert response.status_code == 200, (timeout, response.text)
+
+
 def test_until_stopped_also_answers_on_a_suspension(server: LiveServer) -> None:
     with HttpStore(server.base_url) as store:
         run = start_root(store, new_session(store).id).run

@@ -4,18 +4,21 @@ library."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 import standardwebhooks
 from sqlalchemy.engine import Engine
 
+from app.storage import SqlStore, WebhookConfig
+from app.webhook_dispatcher import WebhookDispatcher
 from runtime_store_client import (
     AppendResult,
     DeliveryStatus,
@@ -38,7 +41,9 @@ from tests.contract.builders import (
     suspended_record,
     terminal_record,
 )
-from tests.delivery.receiver import Received, receiving
+from tests.delivery.receiver import Received, Receiver, receiving
+
+T = TypeVar("T")
 
 ALL_EVENTS = [event.value for event in WebhookEventType]
 #: Loopback receivers need the allow list; a short retry window for the failure tests.
@@ -265,3 +270,124 @@ def test_two_replicas_on_one_postgresql_database_deliver_each_event_once(
     finally:
         stop_server(first)
         stop_server(second)
+
+
+#: Sessions ended before the timed ones: more than one subscription may hold in flight.
+SLOW_BACKLOG = 6
+TIMED_EVENTS = 4
+
+
+def test_dripping_receivers_delay_no_other_and_each_of_their_attempts_ends_within_10_s(
+    database: tuple[str, Engine], tmp_path: Path
+) -> None:
+    """Two receivers that drip their 200 one byte a second, never whole within 10 s (one
+    sends its status line and headers at once, then the body; the other drips the status
+    line too), beside a healthy one: the healthy one gets every event within a couple of
+    seconds while the dripping attempts run; each dripping attempt is cut off at 10 s
+    (the real deadline), recorded as a failed attempt, not delivered, and retried. Two
+    dispatchers share the database (the service's and one in this process, as another
+    replica), and never send one event at the same time."""
+    url, engine = database
+    env = {**ENV, "RUNTIME_STORE_WEBHOOK_RETRY_HOURS": "24"}  # retried, not failed
+    live = start_server(url, tmp_path / "server.log", env=env)
+    replica = WebhookDispatcher(
+        SqlStore(engine, webhooks=WebhookConfig(allowed_hosts=("127.0.0.1",))), retry_hours=24
+    )
+    drippers: list[Receiver] = []
+    try:
+        with (
+            receiving(drip="body", drip_bytes=30) as body_dripping,
+            receiving(drip="head", drip_bytes=30) as head_dripping,
+            receiving() as healthy,
+            HttpStore(live.base_url) as store,
+        ):
+            drippers = [body_dripping, head_dripping]
+            slow = [store.create_webhook(r.url, ["session.ended"]) for r in drippers]
+            fast = store.create_webhook(healthy.url, ["session.ended"])
+            replica.start()
+            for _ in range(SLOW_BACKLOG):
+                store.end_session(new_session(store).id, T0)
+            healthy.wait_for(SLOW_BACKLOG, timeout=5)
+            first = [r.wait_for(4, timeout=5)[:4] for r in drippers]
+
+            # While the dripping attempts run, each new event reaches the healthy one fast.
+            lags = []
+            for n in range(TIMED_EVENTS):
+                session = new_session(store).id
+                committed = time.monotonic()
+                store.end_session(session, T0)
+                arrived = healthy.wait_for(SLOW_BACKLOG + n + 1, timeout=10)[-1]
+                assert arrived.event["session_id"] == session
+                lags.append(arrived.at - committed)
+                time.sleep(0.8)
+            assert max(lags) < 2.0, lags
+            for items in first:
+                assert all(item.ended_at is None for item in items), "not dripping any more"
+
+            # Each dripping attempt is cut off at 10 s: a failed attempt, retried.
+            for receiver, items, hook in zip(drippers, first, slow, strict=True):
+                _cut_off_and_retried(store, hook.webhook_id, receiver, items)
+            healthy_page = store.list_webhook_deliveries(fast.webhook_id).deliveries
+            assert [d.status for d in healthy_page] == [DeliveryStatus.DELIVERED] * len(
+                healthy_page
+            )
+            assert len(healthy_page) == SLOW_BACKLOG + TIMED_EVENTS
+            assert len({item.headers["webhook-id"] for item in healthy.received}) == len(
+                healthy.received
+            )
+        for receiver in drippers:  # never two attempts of one event at once
+            _never_twice_at_once(receiver)
+    finally:
+        replica.stop()
+        stop_server(live)
+
+
+def _cut_off_and_retried(
+    store: HttpStore, webhook_id: str, receiver: Receiver, items: list[Received]
+) -> None:
+    """Each of the dripping attempts ``items`` was cut off by the sender within 10 s, is
+    stored as an attempt without an answer (pending, never delivered), and some event
+    was sent again."""
+    _wait_until(lambda: all(item.ended_at is not None for item in items), 12)
+    for item in items:
+        assert item.cut
+        assert item.ended_at is not None
+        assert item.ended_at - item.at < 10.5, item.ended_at - item.at
+    attempted = _wait_until(lambda: _attempted(store, webhook_id, len(items)), 5)
+    for delivery in attempted:
+        assert delivery.status is DeliveryStatus.PENDING
+        assert delivery.last_status_code is None
+    _wait_until(lambda: _sent_again(receiver), 6)
+
+
+def _never_twice_at_once(receiver: Receiver) -> None:
+    """No event reached ``receiver`` while an attempt of it was still in flight."""
+    by_event: dict[str, list[Received]] = {}
+    for item in receiver.received:
+        by_event.setdefault(item.headers["webhook-id"], []).append(item)
+    for event_id, items in by_event.items():
+        for before, after in itertools.pairwise(sorted(items, key=lambda i: i.at)):
+            assert before.ended_at is not None
+            assert before.ended_at <= after.at, event_id
+
+
+def _wait_until(condition: Callable[[], T | None], timeout: float) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout} s")
+
+
+def _attempted(store: HttpStore, webhook_id: str, count: int) -> list[WebhookDelivery] | None:
+    deliveries = store.list_webhook_deliveries(webhook_id).deliveries
+    attempted = [delivery for delivery in deliveries if delivery.attempts]
+    return attempted if len(attempted) >= count else None
+
+
+def _sent_again(receiver: Receiver) -> bool:
+    with receiver.lock:
+        ids = [item.headers["webhook-id"] for item in receiver.received]
+    return len(ids) > len(set(ids))

@@ -45,6 +45,81 @@ def test_public_addresses_are_allowed(address: str) -> None:
     assert not rules.address_refused(address)
 
 
+# An IPv6 address is allowed only if it and every IPv4 address it embeds are public: a
+# transition gateway would forward the connection to the embedded address.
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::a9fe:a9fe", "64:ff9b::169.254.169.254", "64:ff9b::7f00:1", "64:ff9b::a00:1"],
+)
+def test_nat64_addresses_embedding_an_internal_ipv4_address_are_refused(address: str) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize("address", ["64:ff9b:1::a9fe:a9fe", "64:ff9b:1:808:808::"])
+def test_local_use_nat64_addresses_are_refused_whatever_they_embed(address: str) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize("address", ["2002:a9fe:a9fe::1", "2002:7f00:1::", "2002:a00:1::1"])
+def test_6to4_addresses_embedding_an_internal_ipv4_address_are_refused(address: str) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "2001:0:a9fe:a9fe::1",  # server 169.254.169.254
+        "2001:0:808:808:0:0:80ff:fefe",  # client 127.0.1.1 (inverted bits)
+        "2001:0:808:808:0:0:f5ff:fffe",  # client 10.0.0.1
+    ],
+)
+def test_teredo_addresses_embedding_an_internal_ipv4_address_are_refused(address: str) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize("address", ["::127.0.0.1", "::a9fe:a9fe", "::10.0.0.1", "::192.168.0.1"])
+def test_ipv4_compatible_addresses_embedding_an_internal_ipv4_address_are_refused(
+    address: str,
+) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize("address", ["::ffff:a9fe:a9fe", "::ffff:169.254.169.254"])
+def test_ipv4_mapped_addresses_embedding_an_internal_ipv4_address_are_refused(
+    address: str,
+) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize("address", ["::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe"])
+def test_ipv4_translated_addresses_embedding_an_internal_ipv4_address_are_refused(
+    address: str,
+) -> None:
+    assert rules.address_refused(address)
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8"])
+def test_addresses_embedding_a_public_ipv4_address_are_allowed(address: str) -> None:
+    assert not rules.address_refused(address)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
+        "http://[2002:a9fe:a9fe::1]/",
+        "http://[2001:0:a9fe:a9fe::1]/",
+        "http://[::127.0.0.1]/",
+        "http://[::ffff:a9fe:a9fe]/",
+    ],
+)
+def test_a_subscription_url_embedding_an_internal_ipv4_address_is_refused(url: str) -> None:
+    with pytest.raises(InvalidArgumentError):
+        rules.check_subscription_url(url, (), _resolver({}))
+
+
 def _resolver(table: dict[str, Sequence[str]]) -> rules.Resolve:
     return lambda host: table.get(host, [host] if host[0].isdigit() or ":" in host else [])
 

@@ -116,7 +116,7 @@ _NOTE = _kind("record", type="planner_note")
 
 
 def _header(lines: Lines) -> int:
-    return _edit(lines, 0, lambda v: v.__setitem__("format", "runtime-store.session/3"))
+    return _edit(lines, 0, lambda v: v.__setitem__("format", "runtime-store.session/4"))
 
 
 def _active_with_end(lines: Lines) -> int:
@@ -307,6 +307,9 @@ def test_a_line_that_breaks_a_rule_is_refused_with_its_number_and_nothing_is_wri
     assert error.message.startswith(f"line {expected}: "), error.message
 
 
+_SEED_COUNTS = ("seed_operations", "seed_attempts", "seed_records")
+
+
 def test_a_version_1_file_still_imports_with_no_digests_and_engine_runs(
     engine: Engine, original: tuple[str, bytes]
 ) -> None:
@@ -316,18 +319,24 @@ def test_a_version_1_file_still_imports_with_no_digests_and_engine_runs(
         if "format" in value:
             value["format"] = "runtime-store.session/1"
         if "run" in value:
+            assert value["run"].pop("seed_end_id") == ""
             assert value["run"].pop("start_kind") == "engine"
             value["run"].pop("request_digest")
+        if "end" in value:
+            assert [value["end"].pop(name) for name in _SEED_COUNTS] == [0, 0, 0]
         version_1.append(_line(value))
     store = SqlStore(engine)
     store.import_session(io.BytesIO(b"".join(version_1)))
     for value in _parsed(exported(store, session_id).splitlines(keepends=True)):
         if "format" in value:
-            assert value["format"] == "runtime-store.session/2"
+            assert value["format"] == "runtime-store.session/3"
             value["format"] = "runtime-store.session/1"
         if "run" in value:
+            assert value["run"].pop("seed_end_id") == ""
             assert value["run"].pop("start_kind") == "engine"
             assert value["run"].pop("request_digest") is None
+        if "end" in value:
+            assert [value["end"].pop(name) for name in _SEED_COUNTS] == [0, 0, 0]
         expected.append(_line(value))
     assert expected == version_1
 

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
 from app.api.auth import READ
-from app.api.deps import services
+from app.api.deps import JsonInteger, services
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.routes.runs import _label_filters
@@ -63,6 +63,7 @@ CountLimitQuery = Annotated[
         le=MAX_COUNT_LIMIT,
         description="The bound of each count: a count stops there (at least that many).",
     ),
+    JsonInteger,
 ]
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import READ
-from app.api.deps import RunIdPath, services
+from app.api.deps import JsonInteger, RunIdPath, services
 from app.api.examples import RECORD_KEY_EXAMPLE, TRANSCRIPT_THROUGH_EXAMPLE
 from app.api.problem_docs import problems
 from app.api.render import respond, respond_record_page
@@ -56,6 +56,7 @@ async def list_run_transcript_records(
             description="Records per page, at least 1; above 512 it is served as 512. A page "
             "also ends before the record that would pass 1 MiB of payloads."
         ),
+        JsonInteger,
     ] = 100,
 ) -> Response:
     """The run's `transcript_messages_seeded` and `transcript_messages_appended` records

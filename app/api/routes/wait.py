@@ -16,7 +16,7 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import READ
-from app.api.deps import RunIdPath, services
+from app.api.deps import JsonFloat, RunIdPath, services
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas import RunMetaBody
@@ -80,6 +80,7 @@ async def wait_for_run(
     timeout: Annotated[
         float,
         Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait, at most 60.", examples=[5]),
+        JsonFloat,  # "a number" (13.4): not Python's 1_0 or inf
     ] = 30.0,
 ) -> Response:
     """The run's meta as soon as it reaches `until` (at once if it already has); at the

@@ -20,6 +20,7 @@ from typing import Final
 import psycopg
 from sqlalchemy.engine import Engine
 
+from app.awaiting import first_of
 from app.storage.live_tail.wakeup_source import Hub
 
 log = logging.getLogger("runtime_store.tail")
@@ -56,13 +57,8 @@ class Listener:
         database that does not answer: the stream's safety re-reads cover it)."""
         if self._listening.is_set() or self._failing.is_set():
             return
-        waits = {
-            asyncio.ensure_future(self._listening.wait()),
-            asyncio.ensure_future(self._failing.wait()),
-        }
-        _, pending = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
+        # Cancelled and awaited however this ends (a waiting request may be cancelled).
+        await first_of(timeout, self._listening.wait(), self._failing.wait())
 
     def _conninfo(self) -> str:
         url = self._engine.url.set(drivername="postgresql")

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Iterable
 
 from sqlalchemy.engine import Engine
 
+from app.awaiting import first_of
 from app.storage.live_tail.wakeups import WakeUpSource, wake_up_source
 
 Key = tuple[str, str]
@@ -50,12 +51,9 @@ class Subscription:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._event.wait(), timeout)
         else:
-            waits = {asyncio.ensure_future(self._event.wait()), asyncio.ensure_future(stop)}
-            _, pending = await asyncio.wait(
-                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-            for task in pending:
-                task.cancel()
+            # Both waits are cancelled and awaited however this ends: a stream whose client
+            # left is cancelled right here.
+            await first_of(timeout, self._event.wait(), stop)
         woken = self.woken if self._event.is_set() else self._hub.generation
         self._event.clear()
         return woken

@@ -14,7 +14,13 @@
   purge does, one short transaction tombstones the runs (``run_tombstones`` without a
   session: their IDs stay reserved, every later use answers ``session_purged``) and
   deletes their rows; their records, checkpoints and memory follow in batches. A sweep cut
-  short after a tombstone leaves unreachable rows that the next sweep deletes.
+  short after a tombstone leaves unreachable rows that the next sweep deletes. A run's
+  seed (its operation, attempts and records, CONTRACT.md 15.7) goes with it.
+* **Sessionless seeds whose run never started** go once the store-clock time of their
+  last seed write (``seed_operations.updated_at_ms``) is older than the sessionless runs'
+  age: under each run ID's lock (a start attaching the seed goes first or sees it gone),
+  the run ID is tombstoned as a deleted sessionless run's, the operation and its attempts
+  deleted; their records follow in batches.
 * **Memory of runs that do not exist** (memory may be appended for any run ID, section
   9): an agent's memory of a run without a run row goes once all of it is older than its
   age: its newest event timestamp and its newest append. It goes whole, in transactions
@@ -37,7 +43,7 @@ from app.domain.retention import RetentionPolicy
 from app.storage.operation import Context
 from app.storage.retention.common import LOCK_NAME, Progress, Step, Sweep, no_progress
 from app.storage.retention.memory import sweep_orphan_memory
-from app.storage.retention.runs import leftovers, sweep_runs
+from app.storage.retention.runs import leftovers, sweep_runs, sweep_seeds
 from app.storage.retention.sessions import archive_path, archive_session, sweep_sessions
 
 # --- the sweep ---------------------------------------------------------------------------
@@ -64,6 +70,7 @@ def sweep(
         if not dry_run:
             leftovers(ctx)
         sweep_runs(ctx, run_cutoff, done, step)
+        sweep_seeds(ctx, run_cutoff, done, step)
     memory_cutoff = policy.orphan_memory_cutoff_ms(now_ms)
     if memory_cutoff is not None:
         sweep_orphan_memory(ctx, memory_cutoff, done, step)

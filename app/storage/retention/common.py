@@ -36,6 +36,9 @@ class Sweep:
     skipped_sessions: int = 0
     runs: int = 0
     run_records: int = 0
+    #: Sessionless seed operations whose run never started, and their records (15.7).
+    seeds: int = 0
+    seed_records: int = 0
     #: (agent, run) pairs whose memory went, the run missing, and their events.
     memory_runs: int = 0
     memory_events: int = 0
@@ -44,14 +47,17 @@ class Sweep:
 
     @property
     def items(self) -> int:
-        """What a sweep reports progress in: sessions, runs and memory of missing runs."""
-        return self.sessions + self.runs + self.memory_runs
+        """What a sweep reports progress in: sessions, runs, seeds of runs that never
+        started and memory of missing runs."""
+        return self.sessions + self.runs + self.seeds + self.memory_runs
 
     def summary(self) -> str:
         verb = ("would purge", "would delete") if self.dry_run else ("purged", "deleted")
         parts = [
             f"{verb[0]} {self.sessions} ended sessions ({self.session_records} records)",
             f"{verb[1]} {self.runs} sessionless runs ({self.run_records} records)",
+            f"{verb[1]} {self.seeds} seeds of sessionless runs that never started "
+            f"({self.seed_records} records)",
             f"{verb[1]} the memory of {self.memory_runs} runs that do not exist "
             f"({self.memory_events} events)",
         ]
@@ -65,8 +71,8 @@ class Sweep:
         return "; ".join(parts) + ("" if self.dry_run else f" in {self.seconds:.1f} s")
 
 
-#: Told the kind of items done (``session``, ``run`` or ``memory``), how many, and their
-#: records (memory: events).
+#: Told the kind of items done (``session``, ``run``, ``seed`` or ``memory``), how many,
+#: and their records (memory: events).
 Progress = Callable[[str, int, int], None]
 
 

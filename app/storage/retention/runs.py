@@ -1,12 +1,13 @@
 """Retention of sessionless runs: whole one-shot trees, tombstoned, then their rows in
-batches (CONTRACT.md 11.4)."""
+batches (CONTRACT.md 11.4); a run's seed goes with it, and a sessionless seed whose run
+never started goes once its last seed write is older than the runs' age (15.7)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import sqlalchemy as sa
 
@@ -18,6 +19,9 @@ from app.storage.database.tables import (
     run_records,
     run_tombstones,
     runs,
+    seed_attempts,
+    seed_operations,
+    seed_records,
 )
 from app.storage.operation import Context
 from app.storage.retention.common import _TERMINAL, PAGE, Step, Sweep
@@ -119,7 +123,15 @@ def tombstone_runs(tx: Tx, run_ids: list[str], cutoff_ms: int) -> list[str]:
     )
     tx.conn.execute(run_labels.delete().where(run_labels.c.run_id.in_(gone)))
     tx.conn.execute(runs.delete().where(runs.c.run_id.in_(gone)))
+    _delete_seeds(tx, gone)
     return gone
+
+
+def _delete_seeds(tx: Tx, run_ids: list[str]) -> None:
+    """The seed operations of these run IDs and their attempts; their records, unreachable
+    now, go in batches (``delete_run_rows``)."""
+    tx.conn.execute(seed_attempts.delete().where(seed_attempts.c.run_id.in_(run_ids)))
+    tx.conn.execute(seed_operations.delete().where(seed_operations.c.run_id.in_(run_ids)))
 
 
 def _delete_group(
@@ -188,9 +200,104 @@ def _with_rows(tx: Tx, ids: list[str]) -> list[tuple[str, int]]:
             .group_by(run_records.c.run_id)
         ).all()
     )
-    for table in (checkpoints, memory_events, memory_batches):
+    for table in (checkpoints, memory_events, memory_batches, seed_records):
         for run_id in tx.conn.execute(
             sa.select(table.c.run_id).where(table.c.run_id.in_(ids)).distinct()
         ).scalars():
             top.setdefault(run_id, 0)
     return sorted(top.items())
+
+
+# --- sessionless seeds whose run never started ----------------------------------------------
+
+#: Seed operations tombstoned per transaction: each holds its run ID's lock meanwhile.
+SEED_GROUP: Final = 100
+
+
+def _old_seeds(tx: Tx, cutoff_ms: int, after: tuple[int, str] | None) -> list[Any]:
+    """A page of sessionless seed operations whose run does not exist and whose last seed
+    write is older than the cutoff, with their records, along the (session_id,
+    updated_at_ms) index."""
+    ops = seed_operations.c
+    records = (
+        sa.select(sa.func.count())
+        .where(seed_records.c.run_id == ops.run_id)
+        .scalar_subquery()
+        .label("records")
+    )
+    query = sa.select(ops.run_id, ops.updated_at_ms, records).where(
+        ops.session_id.is_(None),
+        ops.updated_at_ms < cutoff_ms,
+        ~sa.exists().where(runs.c.run_id == ops.run_id),
+    )
+    if after is not None:
+        query = query.where(
+            sa.or_(
+                ops.updated_at_ms > after[0],
+                sa.and_(ops.updated_at_ms == after[0], ops.run_id > after[1]),
+            )
+        )
+    return list(tx.conn.execute(query.order_by(ops.updated_at_ms, ops.run_id).limit(PAGE)).all())
+
+
+def tombstone_seeds(tx: Tx, run_ids: list[str], cutoff_ms: int) -> list[str]:
+    """Under each run ID's lock (a start or seed write of it waits, or went first), the
+    operations still sessionless, old and without a run: their run IDs reserved, their
+    operations and attempts deleted. Their IDs."""
+    for run_id in sorted(run_ids):
+        tx.dialect.lock_run_id(tx.conn, run_id)
+    ops = seed_operations.c
+    gone = list(
+        tx.conn.execute(
+            sa.select(ops.run_id)
+            .where(
+                ops.run_id.in_(run_ids),
+                ops.session_id.is_(None),
+                ops.updated_at_ms < cutoff_ms,
+                ~sa.exists().where(runs.c.run_id == ops.run_id),
+                ~sa.exists().where(run_tombstones.c.run_id == ops.run_id),
+            )
+            .order_by(ops.run_id)
+        ).scalars()
+    )
+    if not gone:
+        return []
+    tx.conn.execute(
+        run_tombstones.insert(), [{"run_id": run_id, "session_id": None} for run_id in gone]
+    )
+    _delete_seeds(tx, gone)
+    return gone
+
+
+def _delete_seed_group(
+    ctx: Context, group: dict[str, int], cutoff_ms: int, done: Sweep, step: Step
+) -> None:
+    gone = ctx.uow.write(lambda tx: tombstone_seeds(tx, sorted(group), cutoff_ms))
+    delete_run_rows(ctx, [(run_id, 0) for run_id in gone])
+    records = sum(group[run_id] for run_id in gone)
+    done.seeds += len(gone)
+    done.seed_records += records
+    step.progress("seed", len(gone), records)
+
+
+def sweep_seeds(ctx: Context, cutoff_ms: int, done: Sweep, step: Step) -> None:
+    """Sessionless seed operations whose run never started, deleted with their attempts
+    and records once their last seed write is older than the cutoff (15.7)."""
+    after: tuple[int, str] | None = None
+    while not step.stopped():
+        page = ctx.uow.read(functools.partial(_old_seeds, cutoff_ms=cutoff_ms, after=after))
+        if done.dry_run:
+            done.seeds += len(page)
+            done.seed_records += sum(row.records for row in page)
+            if page:
+                step.progress("seed", len(page), sum(row.records for row in page))
+        else:
+            for start in range(0, len(page), SEED_GROUP):
+                if step.stopped():
+                    return
+                chunk = page[start : start + SEED_GROUP]
+                group = {row.run_id: row.records for row in chunk}
+                _delete_seed_group(ctx, group, cutoff_ms, done, step)
+        if len(page) < PAGE:
+            return
+        after = (page[-1].updated_at_ms, page[-1].run_id)

@@ -17,6 +17,7 @@ from app.storage.database.tables import (
     seed_operations,
     seed_records,
 )
+from app.storage.unit_of_work import import_holds
 from app.storage.unit_of_work.transactions import Tx
 from runtime_store_client import SessionPurgedError
 
@@ -46,16 +47,17 @@ def reserved_error(run_id: str) -> SessionPurgedError:
 # --- operations ---------------------------------------------------------------------
 
 
-def operation(tx: Tx, run_id: str) -> tuple[Owner, str | None] | None:
-    """The run ID's seed operation (its owner, its published attempt ID), or ``None``."""
-    row = tx.conn.execute(
-        sa.select(
-            seed_operations.c.agent_id,
-            seed_operations.c.session_id,
-            seed_operations.c.command_id,
-            seed_operations.c.published_attempt_id,
-        ).where(seed_operations.c.run_id == run_id)
-    ).first()
+def operation(tx: Tx, run_id: str, *, lock: bool = False) -> tuple[Owner, str | None] | None:
+    """The run ID's seed operation (its owner, its published attempt ID), or ``None``.
+    ``lock``: its row locked (an append or publication, which takes no session lock, waits
+    for a purge that deletes the row and then finds it gone)."""
+    query = sa.select(
+        seed_operations.c.agent_id,
+        seed_operations.c.session_id,
+        seed_operations.c.command_id,
+        seed_operations.c.published_attempt_id,
+    ).where(seed_operations.c.run_id == run_id)
+    row = tx.conn.execute(query.with_for_update() if lock else query).first()
     if row is None:
         return None
     owner = Owner(agent_id=row.agent_id, session_id=row.session_id or "", command_id=row.command_id)
@@ -63,6 +65,10 @@ def operation(tx: Tx, run_id: str) -> tuple[Owner, str | None] | None:
 
 
 def bind(tx: Tx, run_id: str, owner: Owner) -> None:
+    """Bind the run ID to its operation; ``unavailable`` while an SQLite import that holds
+    the ID publishes (its seed records may already be copied: import_holds.py)."""
+    if tx.dialect.stages_imports:
+        import_holds.check_not_claimed(tx.conn, import_holds.RUN, run_id)
     tx.conn.execute(
         seed_operations.insert().values(
             run_id=run_id,
@@ -165,6 +171,11 @@ def update_attempt(tx: Tx, attempt: Attempt) -> None:
 
 
 # --- records ------------------------------------------------------------------------
+
+
+def record_from_row(row: Any) -> tuple[int, NewSeedRecord]:
+    """A ``seed_records`` row as (its position, the record)."""
+    return _record_from_row(row)
 
 
 def _record_from_row(row: Any) -> tuple[int, NewSeedRecord]:

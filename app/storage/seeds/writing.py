@@ -129,7 +129,7 @@ def _resolve_source(tx: Tx, declared: SeedDeclaration) -> HistoryPrefix | None:
 def _attempt_to_write(tx: Tx, run_id: str, attempt_id: str) -> Attempt:
     """Steps 1-2 of an append and a publication: the attempt, existing and not abandoned."""
     rows.lock(tx, run_id)
-    if rows.operation(tx, run_id) is None and rows.reserved(tx, run_id):
+    if rows.operation(tx, run_id, lock=True) is None and rows.reserved(tx, run_id):
         raise rows.reserved_error(run_id)
     attempt = rows.attempt(tx, run_id, attempt_id)
     if attempt is None:

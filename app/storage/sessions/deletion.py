@@ -11,12 +11,18 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import sqlalchemy as sa
 
 from app.observability import metrics
-from app.storage.database.tables import checkpoints, memory_batches, memory_events, run_records
+from app.storage.database.tables import (
+    checkpoints,
+    memory_batches,
+    memory_events,
+    run_records,
+    seed_records,
+)
 from app.storage.operation import Context
 from app.storage.unit_of_work.transactions import Tx
 
@@ -24,6 +30,8 @@ T = TypeVar("T")
 
 #: Run IDs per statement of the non-record deletes.
 PAGE: Final = 500
+#: Seed records deleted per transaction, at most (and never more than ``purge_batch``).
+SEED_BATCH: Final = 256
 
 
 def record_deletes(sizes: Iterable[tuple[str, int]], batch: int) -> list[sa.Delete]:
@@ -79,6 +87,7 @@ def delete_run_rows(ctx: Context, sizes: list[tuple[str, int]]) -> None:
         chunk = ids[start : start + PAGE]
         while timed(ctx, functools.partial(_delete_the_rest, run_ids=chunk, batch=batch)):
             pass
+        delete_seed_records(ctx, chunk)
 
 
 def _delete_the_rest(tx: Tx, run_ids: list[str], batch: int) -> bool:
@@ -96,3 +105,25 @@ def _delete_the_rest(tx: Tx, run_ids: list[str], batch: int) -> bool:
     )
     deleted: int = tx.conn.execute(events).rowcount
     return deleted >= batch
+
+
+def _seed_record_batch(
+    tx: Tx, run_ids: sa.Select[tuple[str]] | list[str], params: dict[str, Any], batch: int
+) -> int:
+    sr = seed_records.c
+    doomed = sa.select(sr.run_id, sr.attempt_id, sr.id).where(sr.run_id.in_(run_ids)).limit(batch)
+    statement = seed_records.delete().where(sa.tuple_(sr.run_id, sr.attempt_id, sr.id).in_(doomed))
+    return execute(statement, tx, params)
+
+
+def delete_seed_records(
+    ctx: Context,
+    run_ids: sa.Select[tuple[str]] | list[str],
+    params: dict[str, Any] | None = None,
+) -> None:
+    """The seed records of the run IDs (a list, or a query of them with its ``params``),
+    whose seed operations and attempts are gone, in batches until none is left."""
+    batch = max(1, min(ctx.purge_batch, SEED_BATCH))
+    call = functools.partial(_seed_record_batch, run_ids=run_ids, params=params or {}, batch=batch)
+    while timed(ctx, call) >= batch:
+        pass

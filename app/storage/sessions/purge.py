@@ -2,12 +2,14 @@
 its IDs reserved forever.
 
 The first transaction is the purge as callers see it: it checks the session, marks it
-purged and moves its runs to tombstones, so from its commit on every operation naming the
-session or one of its runs (memory included) answers ``session_purged`` and nothing of it
-can be read. The runs' records, checkpoints and memory (whichever agent wrote it),
-unreachable from then on, are deleted afterwards in batches of short transactions, so the
-purge never holds the write lock (SQLite) for long. A purge cut short after its first
-transaction is finished by the next purge of the session (every retry).
+purged, moves its runs to tombstones and deletes its seeds' operations and attempts (15.7;
+the run IDs they bound join the tombstones), so from its commit on every operation naming
+the session, one of its runs or one of its seeds' run IDs (memory included) answers
+``session_purged`` and nothing of it can be read. The runs' records, checkpoints and
+memory (whichever agent wrote it) and the seeds' records, unreachable from then on, are
+deleted afterwards in batches of short transactions, so the purge never holds the write
+lock (SQLite) for long. A purge cut short after its first transaction is finished by the
+next purge of the session (every retry).
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from app.storage.database.tables import (
     run_records,
     run_tombstones,
     runs,
+    seed_attempts,
+    seed_operations,
     sessions,
 )
 from app.storage.operation import Context
 from app.storage.sessions.administration import not_found
-from app.storage.sessions.deletion import execute, record_deletes, timed
+from app.storage.sessions.deletion import delete_seed_records, execute, record_deletes, timed
 from app.storage.unit_of_work.transactions import Tx
 from runtime_store_client import (
     RunStatus,
@@ -144,6 +148,7 @@ def _tombstone(tx: Tx, session_id: str, expected_records: int | None = None) -> 
         )
     )
     tx.conn.execute(runs.delete().where(runs.c.session_id == session_id))
+    _tombstone_seeds(tx, session_id)
     tx.conn.execute(
         sessions.update()
         .where(sessions.c.session_id == session_id)
@@ -152,6 +157,27 @@ def _tombstone(tx: Tx, session_id: str, expected_records: int | None = None) -> 
     tx.purged.add(session_id)
     tx.add_event(WebhookEventType.SESSION_PURGED, session_id=session_id)
     return True
+
+
+def _tombstone_seeds(tx: Tx, session_id: str) -> None:
+    """The session's seed operations and all their attempts (open, published, abandoned,
+    tombstones) go; the run IDs they bound stay reserved like purged runs, by a tombstone
+    naming the session (15.7). A seed-bound run ID whose run existed was tombstoned with
+    the runs. Their records, unreachable now, go in batches (``_delete_purged_rows``)."""
+    ops = seed_operations.c
+    tx.conn.execute(
+        run_tombstones.insert().from_select(
+            ["run_id", "session_id"],
+            sa.select(ops.run_id, ops.session_id).where(
+                ops.session_id == session_id,
+                ~sa.exists().where(run_tombstones.c.run_id == ops.run_id),
+                ~sa.exists().where(runs.c.run_id == ops.run_id),
+            ),
+        )
+    )
+    seeded = sa.select(ops.run_id).where(ops.session_id == session_id)
+    tx.conn.execute(seed_attempts.delete().where(seed_attempts.c.run_id.in_(seeded)))
+    tx.conn.execute(seed_operations.delete().where(ops.session_id == session_id))
 
 
 def _batches(sizes: list[tuple[str, int | None]], session_id: str, batch: int) -> list[sa.Delete]:
@@ -178,8 +204,8 @@ def _delete_purged_memory(ctx: Context, session_id: str) -> None:
 
 
 def _delete_purged_rows(ctx: Context, session_id: str) -> None:
-    """Delete the records, checkpoints and memory of the session's tombstoned runs, in
-    batches."""
+    """Delete the records, checkpoints, seed records and memory of the session's
+    tombstoned run IDs, in batches."""
     sizes = ctx.uow.read(
         lambda tx: [
             (row[0], row[1])
@@ -188,4 +214,5 @@ def _delete_purged_rows(ctx: Context, session_id: str) -> None:
     )
     for statement in _batches(sizes, session_id, ctx.purge_batch):
         timed(ctx, functools.partial(execute, statement))
+    delete_seed_records(ctx, _purged_runs(), {"session_id": session_id})
     _delete_purged_memory(ctx, session_id)

@@ -1,28 +1,41 @@
-"""The session file (CONTRACT.md 11.4), written by ``export`` and read by ``importer``: its
-versions, each line kind's keys in their order, and the one spelling of every value.
+"""The session file (CONTRACT.md 11.4, 15.7), written by ``export`` and read by
+``importer``: its versions, each line kind's keys in their order, and the one spelling of
+every value.
 
 Export (CONTRACT.md 11.4): a session as NDJSON lines, read in one consistent snapshot.
 
 The file, one JSON object per line, each line ending in ``\\n``:
 
-1. the header: ``{"format": "runtime-store.session/2", "session": {id, status, created_at,
+1. the header: ``{"format": "runtime-store.session/3", "session": {id, status, created_at,
    ended_at}}``;
 2. one ``{"run": {…}}`` per run, by ``started_at`` then ``run_id``: its meta (section 1.5),
    its remembered lifecycle keys (``keys``, "" for none), its checkpoint (``{id, data}``,
    ``data`` as standard base64, or null), its ``request_digest`` (64 lowercase hex, or
-   null: 12.1) and its ``start_kind`` (12.2; always ``engine`` in a session). Version 1
-   files (``runtime-store.session/1``) have neither key and still import;
-3. one ``{"record": {…}}`` per record in session order, as a page shows it (the payload a
+   null: 12.1), its ``start_kind`` (12.2; always ``engine`` in a session) and its
+   ``seed_end_id`` (15.5; "" for none). Version 1 files (``runtime-store.session/1``) have
+   none of the last three keys, version 2 files no ``seed_end_id``; both still import
+   (every run's ``seed_end_id`` "");
+3. the session's seeds (15.7, version 3 only): each seed operation by run ID (comparing
+   UTF-8 bytes), ``{"seed_operation": {run_id, agent_id, session_id, command_id}}``,
+   followed by its attempts by attempt ID (UTF-8 bytes), each ``{"seed_attempt":
+   {run_id, attempt_id, state, declaration (null for a settlement's tombstone), source
+   (or null), seed_end_id (history end), end_id (body end), prepared_bytes}}`` followed by
+   its records in position order, each ``{"seed_record": {run_id, attempt_id, id, key,
+   previous_id, <variant>}}`` (the variant exactly as the wire shape, 15.8: bytes as
+   padded standard base64, ``messages`` a string holding the exact JSON text);
+4. one ``{"record": {…}}`` per record in session order, as a page shows it (the payload a
    string holding the exact JSON text);
-4. one ``{"memory_event": {…}}`` per memory event of the session's runs, in append order,
+5. one ``{"memory_event": {…}}`` per memory event of the session's runs, in append order,
    and one ``{"memory_batch": {…}}`` per accepted memory append (its idempotency key);
-5. the trailer: ``{"end": {"runs", "records", "memory_events", "memory_batches"}}``, the
-   counts of the lines above.
+6. the trailer: ``{"end": {"runs", "records", "memory_events", "memory_batches",
+   "seed_operations", "seed_attempts", "seed_records"}}``, the counts of the lines above
+   (versions 1 and 2: the first four).
 
 Every value has one spelling (times as the API writes them, labels in their stored key
-order, no optional whitespace), so an export of an imported session is byte for byte the
-original export, whichever database either came from. Lines are produced one at a time
-from server-side cursors: memory stays constant however large the session.
+order, declarations and sources in their canonical key order, base64 as the encoder
+writes it, no optional whitespace), so an export of an imported session is byte for byte
+the original export, whichever database either came from. Lines are produced one at a
+time from server-side cursors: memory stays constant however large the session.
 """
 
 from __future__ import annotations
@@ -35,9 +48,12 @@ from app.domain.times import from_millis
 from app.storage.database.row_mapping import RECORD_COLUMNS as PAGE_COLUMNS
 from runtime_store_client.times import format_rfc3339
 
-#: The ``format`` of the header line: version 2 adds ``request_digest`` and ``start_kind``
-#: to each run line (CONTRACT.md 12.1, 12.2).
-FORMAT: Final = "runtime-store.session/2"
+#: The ``format`` of the header line: version 3 adds ``seed_end_id`` to each run line and
+#: the seed lines (CONTRACT.md 15.7).
+FORMAT: Final = "runtime-store.session/3"
+#: Version 2 files (``request_digest`` and ``start_kind`` on each run line, 12.1 and 12.2;
+#: no seeds) still import.
+FORMAT_2: Final = "runtime-store.session/2"
 #: The format of version 1 files (no request digests, every run engine-started), which
 #: still import.
 FORMAT_1: Final = "runtime-store.session/1"
@@ -106,7 +122,30 @@ RUN_KEYS_1: Final = (
 
 
 #: Version 2 (12.1, 12.2): every run line also has these.
-RUN_KEYS: Final = (*RUN_KEYS_1, "request_digest", "start_kind")
+RUN_KEYS_2: Final = (*RUN_KEYS_1, "request_digest", "start_kind")
+
+
+#: Version 3 (15.5): and the seed history end the run attached.
+RUN_KEYS: Final = (*RUN_KEYS_2, "seed_end_id")
+
+
+SEED_OPERATION_KEYS: Final = ("run_id", "agent_id", "session_id", "command_id")
+
+
+SEED_ATTEMPT_KEYS: Final = (
+    "run_id",
+    "attempt_id",
+    "state",
+    "declaration",
+    "source",
+    "seed_end_id",
+    "end_id",
+    "prepared_bytes",
+)
+
+
+#: A seed record line's keys before its one variant key (15.8's wire shape).
+SEED_RECORD_KEYS: Final = ("run_id", "attempt_id", "id", "key", "previous_id")
 
 
 RECORD_KEYS: Final = (
@@ -128,8 +167,23 @@ MEMORY_EVENT_KEYS: Final = ("agent_id", "run_id", "type", "timestamp", "data", "
 MEMORY_BATCH_KEYS: Final = ("agent_id", "run_id", "idempotency_key", "appended_at", "digest")
 
 
-COUNT_KEYS: Final = ("runs", "records", "memory_events", "memory_batches")
+#: The trailer's counts in versions 1 and 2.
+COUNT_KEYS_2: Final = ("runs", "records", "memory_events", "memory_batches")
 
 
-#: Line kinds in the order the file holds them.
-KINDS: Final = ("run", "record", "memory_event", "memory_batch", "end")
+#: Version 3: and the seed lines'.
+COUNT_KEYS: Final = (*COUNT_KEYS_2, "seed_operations", "seed_attempts", "seed_records")
+
+
+#: The seed line kinds (version 3), which share one place in the file: each operation is
+#: followed by its attempts, each attempt by its records.
+SEED_KINDS: Final = ("seed_operation", "seed_attempt", "seed_record")
+
+
+#: Line kinds in the order the file holds them (the seed kinds in one place).
+KINDS: Final = ("run", *SEED_KINDS, "record", "memory_event", "memory_batch", "end")
+
+
+def phase_of(kind: str) -> int:
+    """The place of a line kind in the file; the seed kinds share one."""
+    return KINDS.index("seed_operation") if kind in SEED_KINDS else KINDS.index(kind)

@@ -5,10 +5,13 @@ start validation, the strict lifecycle payloads) and replayed against the run it
 to, in session order, as the lifecycle operations would have accepted it: a run begins
 with its ``run_started``, a child after its parent's ``child_run_linked``, a continuation
 only of a suspended predecessor that names it, nothing after a terminal record, every
-remembered key naming a record of its kind. At the end every run must stand where its
-run line says, and the trailer's counts must be the lines'. The first line that breaks a
-rule is ``invalid_argument`` with its 1-based ``line``; an existing (or purged) session
-or run ID is ``import_conflict``. Either way nothing is written.
+remembered key naming a record of its kind. Seed lines (version 3, CONTRACT.md 15.7) are
+replayed through the seed writes' rules (``seed_lines``). At the end every run must stand
+where its run line says (a seed it attaches its run ID's published history end), and the
+trailer's counts must be the lines'. The first line that breaks a rule is
+``invalid_argument`` with its 1-based ``line``; an existing (or purged) session or run ID,
+or a seed operation's run ID the store uses, is ``import_conflict``. Either way nothing is
+written.
 
 The file is read line by line and rows are inserted in batches, so memory holds one batch
 and one small state per run, not the session. Record IDs and session positions are the

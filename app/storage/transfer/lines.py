@@ -60,6 +60,8 @@ class _Run:
     continued_by: str = ""
     #: A child's link, as a continuation under another parent must repeat it (12.4).
     link: LinkFacts | None = None
+    #: The ID of the record its terminal key names, once replayed (a next_turn source).
+    terminal_id: int = 0
 
     @property
     def run_id(self) -> str:
@@ -74,6 +76,8 @@ class _Run:
                 event_key=key,
             )
         self.matched.add(column)
+        if column == "terminal_key":
+            self.terminal_id = self.count + 1  # the record being replayed
 
     def require_running(self, what: str) -> None:
         if self.status is not RunStatus.RUNNING:
@@ -110,8 +114,11 @@ class ImportState:
     batches: _Rows
     counts: dict[str, int]
     phase: int
-    #: The keys of a run line, by the header's format.
+    #: The keys of a run line and of the trailer, by the header's format.
     run_keys: tuple[str, ...]
+    count_keys: tuple[str, ...]
+    #: The header's format version (1, 2 or 3).
+    version: int
     last_line: int
     ended: bool
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final, TypeVar
 
+from app.domain import seeds
 from app.domain import validation as v
 from app.domain.limits import Limits
 from app.domain.times import to_millis
@@ -44,8 +45,17 @@ _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 
 def max_line_bytes(limits: Limits) -> int:
     """The longest line a valid file holds: a payload at its bound with every byte escaped
-    once, or a checkpoint at its bound in base64, plus the rest of the line."""
-    return max(2 * limits.max_payload_bytes, 4 * limits.max_checkpoint_bytes // 3) + 64 * 1024
+    once, a checkpoint at its bound in base64, or a seed command at its bound (15.1: a
+    seed record or declaration as its canonical encoding counts it), plus the rest of the
+    line."""
+    return (
+        max(
+            2 * limits.max_payload_bytes,
+            4 * limits.max_checkpoint_bytes // 3,
+            seeds.MAX_COMMAND_BYTES,
+        )
+        + 64 * 1024
+    )
 
 
 def _lines(source: BinaryReader, longest: int) -> Iterator[tuple[int, bytes]]:

@@ -10,19 +10,30 @@ from app.domain import validation as v
 from app.domain.state import SessionRowStatus, SessionState
 from app.storage.database import statements as st
 from app.storage.database.row_mapping import session_of
-from app.storage.database.tables import memory_batches, memory_events, run_records
+from app.storage.database.tables import (
+    memory_batches,
+    memory_events,
+    run_records,
+    seed_attempts,
+    seed_records,
+)
 from app.storage.memory.events import memory_row
 from app.storage.operation import Context
 from app.storage.transfer.format import (
     COUNT_KEYS,
+    COUNT_KEYS_2,
     FORMAT,
     FORMAT_1,
+    FORMAT_2,
     KINDS,
     MEMORY_BATCH_KEYS,
     MEMORY_EVENT_KEYS,
     RUN_KEYS,
     RUN_KEYS_1,
+    RUN_KEYS_2,
+    SEED_KINDS,
     SESSION_KEYS,
+    phase_of,
 )
 from app.storage.transfer.lines import _check_final, _Rows, _Run
 from app.storage.transfer.reading import (
@@ -38,6 +49,7 @@ from app.storage.transfer.reading import (
 )
 from app.storage.transfer.record_lines import RecordLines
 from app.storage.transfer.run_lines import RunLines
+from app.storage.transfer.seed_lines import SeedLines
 from app.storage.transfer.sinks import _session_conflict, _Sink
 from runtime_store_client import (
     InvalidArgumentError,
@@ -47,8 +59,16 @@ from runtime_store_client import (
     StoreError,
 )
 
+#: Each format the import reads: its version, its run line keys, its trailer's counts.
+_FORMATS: Final = {
+    FORMAT_1: (1, RUN_KEYS_1, COUNT_KEYS_2),
+    FORMAT_2: (2, RUN_KEYS_2, COUNT_KEYS_2),
+    FORMAT: (3, RUN_KEYS, COUNT_KEYS),
+}
+_SEED_PHASE: Final = phase_of(SEED_KINDS[0])
 
-class _Import(RunLines, RecordLines):
+
+class _Import(RunLines, SeedLines, RecordLines):
     """One import: the lines in order, then the checks and writes of the trailer."""
 
     def __init__(self, ctx: Context, sink: _Sink) -> None:
@@ -62,8 +82,15 @@ class _Import(RunLines, RecordLines):
         self.batches = _Rows(memory_batches, "memory batch", "digest")
         self.counts = dict.fromkeys(COUNT_KEYS, 0)
         self.phase = -1
-        #: The keys of a run line, by the header's format.
-        self.run_keys: tuple[str, ...] = RUN_KEYS
+        #: The keys of a run line and of the trailer, by the header's format.
+        self.version, self.run_keys, self.count_keys = _FORMATS[FORMAT]
+        self.seed_ops = {}
+        self.current_op = None
+        self.current_attempt = None
+        self.seed_attempt_rows = _Rows(seed_attempts, "seed attempt", "declaration")
+        self.seed_record_rows = _Rows(seed_records, "seed record", "data")
+        self.seed_sources = []
+        self.unchecked_seeds = []
         self.last_line = 0
         self.ended = False
 
@@ -97,23 +124,26 @@ class _Import(RunLines, RecordLines):
         if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in KINDS:
             raise InvalidArgumentError(f"a line is one object with one key of {list(KINDS)}")
         ((kind, body),) = value.items()
-        phase = KINDS.index(kind)
+        phase = phase_of(kind)
         if phase < self.phase:
             raise InvalidArgumentError(
                 f"a {kind} line after the {KINDS[self.phase]} lines (order: {list(KINDS)})"
             )
         if phase > self.phase and self.phase == 0:
             self.check_free_ids()  # every run line read: conflicts before any record
+        if phase > self.phase and self.phase == _SEED_PHASE:
+            self.close_seeds()  # every seed line read: conflicts before any record
         self.phase = phase
         _HANDLERS[kind](self, number, body)
 
     def header(self, value: Any) -> None:
         obj = _object(value, ("format", "session"), "the header")
-        if obj["format"] not in (FORMAT, FORMAT_1):
+        known = obj["format"] in _FORMATS if isinstance(obj["format"], str) else False
+        if not known:
             raise InvalidArgumentError(
-                f"format {obj['format']!r} is not {FORMAT!r} (or {FORMAT_1!r})"
+                f"format {obj['format']!r} is not {FORMAT!r} (or {FORMAT_2!r}, {FORMAT_1!r})"
             )
-        self.run_keys = RUN_KEYS_1 if obj["format"] == FORMAT_1 else RUN_KEYS
+        self.version, self.run_keys, self.count_keys = _FORMATS[obj["format"]]
         s = _object(obj["session"], SESSION_KEYS, "session")
         session_id = v.require_id(s["id"], "session.id")
         self.limits.check_id(session_id, "session.id")
@@ -178,22 +208,32 @@ class _Import(RunLines, RecordLines):
         self.add(self.batches, row, number)
 
     def end(self, number: int, value: Any) -> None:
-        obj = _object(value, COUNT_KEYS, "end")
-        for name in COUNT_KEYS:
+        self.close_seeds()
+        obj = _object(value, self.count_keys, "end")
+        for name in self.count_keys:
             stated = obj[name]
             if type(stated) is not int or stated != self.counts[name]:
                 raise InvalidArgumentError(
                     f"the end line counts {stated!r} {name}; the file holds {self.counts[name]}"
                 )
         self.check_free_ids()
-        for rows in (self.records, self.events, self.batches):
+        rows: _Rows
+        for rows in (
+            self.records,
+            self.events,
+            self.batches,
+            self.seed_attempt_rows,
+            self.seed_record_rows,
+        ):
             self.flush(rows)
         for run in self.runs.values():
             try:
                 _check_final(run)
             except StoreError as exc:
                 raise _located(run.line, exc) from None
+        self.check_seeds_final()
         self.insert_runs()
+        self.insert_seed_operations()
         assert self.session is not None
         self.session.record_count = self.counts["records"]
         self.ended = True  # published once no line follows (``read``)
@@ -202,6 +242,9 @@ class _Import(RunLines, RecordLines):
 
 _HANDLERS: Final[dict[str, Callable[[_Import, int, Any], None]]] = {
     "run": _Import.run,
+    "seed_operation": _Import.seed_operation,
+    "seed_attempt": _Import.seed_attempt,
+    "seed_record": _Import.seed_record,
     "record": _Import.record,
     "memory_event": _Import.memory_event,
     "memory_batch": _Import.memory_batch,

@@ -1,5 +1,6 @@
 """The run lines of a session file: each run's meta, keys and checkpoint, checked as a
-start would have stored them (CONTRACT.md 3.3-3.6, 12.1, 12.2)."""
+start would have stored them (CONTRACT.md 3.3-3.6, 12.1, 12.2); the seed a run attaches
+(15.5) is checked against the seed lines at the end (``seed_lines``)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class RunLines(ImportState):
             parent_run_id=obj["parent_run_id"],
             started_at=_time(obj["started_at"], "run.started_at"),
             labels=obj["labels"],
+            seed_end_id=obj.get("seed_end_id", ""),
         )
         self.limits.check_run_start(start)
         new = v.check_run_start(
@@ -67,6 +69,7 @@ class RunLines(ImportState):
             successor_run_id=self.identifier(obj, "successor_run_id"),
             request_digest=_request_digest(obj.get("request_digest")),
             start_kind=_enum(RunStartKind, obj.get("start_kind", "engine"), "run.start_kind"),
+            seed_end_id=new.seed_end_id,
             is_new=True,
             **keys,
         )

@@ -26,6 +26,8 @@ from app.storage.database.tables import (
     run_records,
     run_tombstones,
     runs,
+    seed_operations,
+    seed_records,
     sessions,
 )
 from app.storage.transfer.reading import T, log
@@ -39,6 +41,13 @@ _TAKEN: Final = (
     (run_tombstones, "was purged; its ID stays reserved"),
     (memory_events, "already has memory events"),
     (memory_batches, "already has memory appends"),
+    (seed_operations, "is bound by a seed operation"),
+)
+#: Where a seed operation's run ID in use is found (CONTRACT.md 15.7).
+_SEED_TAKEN: Final = (
+    (runs, "already exists"),
+    (seed_operations, "already has a seed operation"),
+    (run_tombstones, "was purged; its ID stays reserved"),
 )
 
 
@@ -159,10 +168,11 @@ class _Staged(_Sink):
         import_id = uuid.uuid4().hex
         self._write(functools.partial(_claim, session=session, import_id=import_id))
         try:
-            for first, last in self._record_slices():
-                self._write(
-                    functools.partial(_copy_records, import_id=import_id, first=first, last=last)
-                )
+            for table, copy in ((run_records, _copy_records), (seed_records, _copy_seed_records)):
+                for first, last in self._slices(table):
+                    self._write(
+                        functools.partial(copy, import_id=import_id, first=first, last=last)
+                    )
             self._write(functools.partial(_finish, session=session, import_id=import_id))
         except BaseException:
             try:
@@ -181,13 +191,13 @@ class _Staged(_Sink):
         finally:
             self.conn.execution_options(**{WRITE_OPTION: False})
 
-    def _record_slices(self) -> list[tuple[int, int]]:
-        """Row ranges of the staged records, each at most ``SLICE_ROWS`` rows and (unless
-        one record alone is larger) ``SLICE_BYTES`` of payload."""
+    def _slices(self, table: sa.Table) -> list[tuple[int, int]]:
+        """Row ranges of the staged records (or seed records), each at most ``SLICE_ROWS``
+        rows and (unless one record alone is larger) ``SLICE_BYTES`` of content."""
         slices: list[tuple[int, int]] = []
         first = last = rows = size = 0
         with self.conn.begin():
-            for rowid, length in self.conn.execute(_STAGED_RECORD_SIZES):
+            for rowid, length in self.conn.execute(_SLICED[table][0]):
                 if rows and (rows == SLICE_ROWS or size + length > SLICE_BYTES):
                     slices.append((first, last))
                     rows = size = 0
@@ -203,14 +213,25 @@ class _Staged(_Sink):
 SLICE_ROWS: Final = 2_000
 SLICE_BYTES: Final = 4 * 1024 * 1024
 
-_RECORD_COLUMNS: Final = ", ".join(column.name for column in run_records.columns)
-_STAGED_RECORD_SIZES: Final = sa.text(
-    f"SELECT rowid, length(payload) FROM {STAGE}.run_records ORDER BY rowid"
-)
-_COPY_RECORDS: Final = sa.text(
-    f"INSERT INTO main.run_records ({_RECORD_COLUMNS}) SELECT {_RECORD_COLUMNS}"
-    f" FROM {STAGE}.run_records WHERE rowid BETWEEN :first AND :last ORDER BY rowid"
-)
+
+def _slice_statements(table: sa.Table, sized: str) -> tuple[sa.TextClause, sa.TextClause]:
+    """The sizes of a staged table's rows (by rowid), and the copy of a rowid range."""
+    columns = ", ".join(column.name for column in table.columns)
+    sizes = sa.text(f"SELECT rowid, length({sized}) FROM {STAGE}.{table.name} ORDER BY rowid")
+    copy = sa.text(
+        f"INSERT INTO main.{table.name} ({columns}) SELECT {columns}"
+        f" FROM {STAGE}.{table.name} WHERE rowid BETWEEN :first AND :last ORDER BY rowid"
+    )
+    return sizes, copy
+
+
+#: The tables copied in slices before the last transaction, with their statements: they
+#: are reached only through rows that last one inserts (runs, seed operations and
+#: attempts), so no read sees them early.
+_SLICED: Final = {
+    run_records: _slice_statements(run_records, "payload"),
+    seed_records: _slice_statements(seed_records, "data"),
+}
 
 
 def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None:
@@ -225,11 +246,12 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
         raise ImportConflictError(
             f"session {session_id!r} is being imported by another import", session_id=session_id
         ) from None
-    staged_runs = STAGED[runs]
     claimed = conn.execute(
         sa.select(import_claims.c.claimed_id)
-        .join(staged_runs, staged_runs.c.run_id == import_claims.c.claimed_id)
-        .where(import_claims.c.kind == import_holds.RUN)
+        .where(
+            import_claims.c.kind == import_holds.RUN,
+            import_claims.c.claimed_id.in_(_staged_run_ids()),
+        )
         .limit(1)
     ).scalar()
     if claimed is not None:
@@ -237,6 +259,7 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
             f"run {claimed!r} is being imported by another import", run_id=claimed
         )
     lease = now_millis() + import_holds.LEASE_MS
+    ids = _staged_run_ids().subquery()
     conn.execute(
         import_claims.insert(),
         {
@@ -251,7 +274,7 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
             ["kind", "claimed_id", "import_id", "expires_at_ms"],
             sa.select(
                 sa.literal(import_holds.RUN),
-                staged_runs.c.run_id,
+                ids.c.run_id,
                 sa.literal(import_id),
                 sa.literal(lease),
             ),
@@ -259,10 +282,25 @@ def _claim(conn: Connection, *, session: dict[str, Any], import_id: str) -> None
     )
 
 
-def _copy_records(conn: Connection, *, import_id: str, first: int, last: int) -> None:
+def _staged_run_ids() -> sa.CompoundSelect[tuple[str]]:
+    """The run IDs the import claims: its runs' and its seed operations' (each once)."""
+    return sa.union(sa.select(STAGED[runs].c.run_id), sa.select(STAGED[seed_operations].c.run_id))
+
+
+def _copy_slice(
+    conn: Connection, *, table: sa.Table, import_id: str, first: int, last: int
+) -> None:
     if not import_holds.renew(conn, import_id):
         raise UnavailableError("the import took too long and gave its IDs back; retry it")
-    conn.execute(_COPY_RECORDS, {"first": first, "last": last})
+    conn.execute(_SLICED[table][1], {"first": first, "last": last})
+
+
+def _copy_records(conn: Connection, *, import_id: str, first: int, last: int) -> None:
+    _copy_slice(conn, table=run_records, import_id=import_id, first=first, last=last)
+
+
+def _copy_seed_records(conn: Connection, *, import_id: str, first: int, last: int) -> None:
+    _copy_slice(conn, table=seed_records, import_id=import_id, first=first, last=last)
 
 
 def _finish(conn: Connection, *, session: dict[str, Any], import_id: str) -> None:
@@ -273,7 +311,7 @@ def _finish(conn: Connection, *, session: dict[str, Any], import_id: str) -> Non
     _check_free(conn, session["session_id"])
     conn.execute(sessions.insert(), session)
     for live, staged in STAGED.items():
-        if live is run_records:
+        if live in _SLICED:
             continue
         names = [c.name for c in live.columns if not (live is memory_events and c.name == "id")]
         rows = sa.select(*(staged.c[name] for name in names)).order_by(*staged.primary_key.columns)
@@ -295,6 +333,17 @@ def _check_free(conn: Connection, session_id: str) -> None:
         ).scalar()
         if taken is not None:
             raise ImportConflictError(f"run {taken!r} {reason}", run_id=taken)
+    staged_seeds = STAGED[seed_operations]
+    for table, reason in _SEED_TAKEN:
+        taken = conn.execute(
+            sa.select(table.c.run_id)
+            .join(staged_seeds, staged_seeds.c.run_id == table.c.run_id)
+            .limit(1)
+        ).scalar()
+        if taken is not None:
+            raise ImportConflictError(
+                f"the seed operation's run ID {taken!r} {reason}", run_id=taken
+            )
 
 
 def _execute(conn: Connection, *, statement: sa.Insert, rows: list[dict[str, Any]]) -> None:

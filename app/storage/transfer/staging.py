@@ -32,6 +32,9 @@ from app.storage.database.tables import (
     run_labels,
     run_records,
     runs,
+    seed_attempts,
+    seed_operations,
+    seed_records,
 )
 
 #: The attached database's name (a schema, to SQLAlchemy).
@@ -61,10 +64,20 @@ def _mirror(live: sa.Table) -> sa.Table:
 
 #: Each live table with its staged mirror, in the order the publish copies them: runs
 #: after their session (inserted first), memory events in the order they were staged
-#: (their ``id``, given by the stage in file order).
+#: (their ``id``, given by the stage in file order); the seeds' (CONTRACT.md 15.7) last.
 STAGED: Final[dict[sa.Table, sa.Table]] = {
     live: _mirror(live)
-    for live in (runs, run_labels, checkpoints, run_records, memory_events, memory_batches)
+    for live in (
+        runs,
+        run_labels,
+        checkpoints,
+        run_records,
+        memory_events,
+        memory_batches,
+        seed_operations,
+        seed_attempts,
+        seed_records,
+    )
 }
 
 

@@ -2,12 +2,14 @@
 
 An import on SQLite stages its rows outside the store's database (``transfer/staging.py``)
 and must then make the session appear whole without holding the only writer for long. So
-it publishes in slices: it claims its session and run IDs, copies its records into the
-live table a bounded slice per transaction, and finally inserts the session, its runs and
+it publishes in slices: it claims its session and run IDs (those of its runs and of its
+seed operations), copies its records and seed records into the live tables a bounded
+slice per transaction, and finally inserts the session, its runs and
 the rest in one short transaction that also drops the claims. Until then its records
-belong to no run and no session, so no read reaches them, and the claims keep every start
-and ``create_session`` off the IDs: ``unavailable``, to be retried once the import has
-published (the retry then meets the imported run or session) or given the IDs back.
+belong to no run and no session (its seed records to no seed operation), so no read
+reaches them, and the claims keep every start, seed binding and ``create_session`` off
+the IDs: ``unavailable``, to be retried once the import has published (the retry then
+meets the imported run or session) or given the IDs back.
 
 A claim is a lease that every slice renews (the session's claim holds the import's
 lease). An importing process that dies leaves claims that run out; ``sweep_abandoned``
@@ -82,20 +84,31 @@ _COPIED: Final = sa.text(
     " AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.run_id = r.run_id)"
     " LIMIT :n)"
 )
+#: Seed records (CONTRACT.md 15.7) are copied in slices too, before their operations.
+_COPIED_SEED_RECORDS: Final = sa.text(
+    "DELETE FROM seed_records WHERE rowid IN ("
+    " SELECT r.rowid FROM seed_records AS r"
+    " JOIN import_claims AS c ON c.kind = 'run' AND c.claimed_id = r.run_id"
+    " WHERE c.import_id = :import_id"
+    " AND NOT EXISTS (SELECT 1 FROM seed_operations AS o WHERE o.run_id = r.run_id)"
+    " LIMIT :n)"
+)
 
 
 def give_back(conn: Connection, import_id: str) -> None:
     """Delete what the import copied (a slice per transaction), then its claims. Only
-    records of a claimed run ID that has no run are deleted: an ID is claimed only while
-    it names no run, and the publish drops the claims in the transaction that inserts
-    the runs."""
+    records of a claimed run ID that has no run are deleted (seed records: no seed
+    operation): an ID is claimed only while it names no run and no seed operation (no
+    seed write binds a claimed ID), and the publish drops the claims in the transaction
+    that inserts the runs and seed operations."""
     conn.execution_options(**{WRITE_OPTION: True})
     try:
-        while True:
-            with conn.begin():
-                deleted = conn.execute(_COPIED, {"import_id": import_id, "n": GIVE_BACK_ROWS})
-            if deleted.rowcount < GIVE_BACK_ROWS:
-                break
+        for copied in (_COPIED, _COPIED_SEED_RECORDS):
+            while True:
+                with conn.begin():
+                    deleted = conn.execute(copied, {"import_id": import_id, "n": GIVE_BACK_ROWS})
+                if deleted.rowcount < GIVE_BACK_ROWS:
+                    break
         with conn.begin():
             conn.execute(import_claims.delete().where(import_claims.c.import_id == import_id))
     finally:

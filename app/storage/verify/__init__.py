@@ -3,8 +3,9 @@
 The checker walks the database in pages of key ranges and never holds more than one page
 in memory (``reading``): run pages check every per-run invariant (``runs``, ``lifecycle``,
 ``links``, ``sessions``), session pages check session positions and what purges left
-(``sessions``). Every page runs in its own read-only transaction, so each check compares
-rows of one consistent snapshot. Rows are only ever described in detail (first gaps,
+(``sessions``), seed pages every seed fact (``seeds``: chains, declarations, publication,
+attachment, CONTRACT.md 15). Every page runs in its own read-only transaction, so each
+check compares rows of one consistent snapshot. Rows are only ever described in detail (first gaps,
 first mismatching record) for runs or sessions already found broken.
 """
 
@@ -28,6 +29,10 @@ from app.storage.verify.report import (
     RECORD_OWNER,
     RUN_LABELS,
     RUN_STARTED_FIRST,
+    SEED_ATTACHMENT,
+    SEED_CHAINS,
+    SEED_DECLARATIONS,
+    SEED_PUBLICATION,
     SESSION_POSITIONS,
     START_FACTS,
     STOPPED_START,
@@ -37,6 +42,7 @@ from app.storage.verify.report import (
     Violation,
 )
 from app.storage.verify.runs import verify_run_pages
+from app.storage.verify.seeds import verify_seed_pages
 from app.storage.verify.sessions import verify_session_pages
 
 __all__ = [
@@ -53,6 +59,10 @@ __all__ = [
     "RECORD_OWNER",
     "RUN_LABELS",
     "RUN_STARTED_FIRST",
+    "SEED_ATTACHMENT",
+    "SEED_CHAINS",
+    "SEED_DECLARATIONS",
+    "SEED_PUBLICATION",
     "SESSION_POSITIONS",
     "START_FACTS",
     "STOPPED_START",
@@ -74,4 +84,5 @@ def verify_database(engine: Engine, *, page_size: int = DEFAULT_PAGE_SIZE) -> Ve
     with engine.connect() as conn, query_only(conn):
         verify_run_pages(conn, page_size, report)
         verify_session_pages(conn, page_size, report)
+        verify_seed_pages(conn, page_size, report)
     return report

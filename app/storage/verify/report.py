@@ -22,6 +22,11 @@ RUN_LABELS: Final = "run_labels_match"
 RECORD_OWNER: Final = "record_owner"
 DANGLING_ROWS: Final = "dangling_rows"
 START_FACTS: Final = "start_kind_and_digest"
+# Run seeds (CONTRACT.md 15; verify/seeds.py).
+SEED_CHAINS: Final = "seed_chains"
+SEED_DECLARATIONS: Final = "seed_declarations"
+SEED_PUBLICATION: Final = "seed_publication"
+SEED_ATTACHMENT: Final = "seed_attachment"
 
 INVARIANTS: Final = (
     RUN_STARTED_FIRST,
@@ -40,6 +45,10 @@ INVARIANTS: Final = (
     RECORD_OWNER,
     DANGLING_ROWS,
     START_FACTS,
+    SEED_CHAINS,
+    SEED_DECLARATIONS,
+    SEED_PUBLICATION,
+    SEED_ATTACHMENT,
 )
 
 #: How many gaps, duplicates or links a detail names before it stops listing.
@@ -60,12 +69,17 @@ class VerifyReport:
     runs_checked: int = 0
     sessions_checked: int = 0
     records_checked: int = 0
+    #: Seed operations checked (with their attempts and records).
+    seeds_checked: int = 0
     #: Rows of tombstoned runs that a purge has yet to delete: not violations (the next
     #: purge of their session deletes them), but reported.
     purge_pending_records: int = 0
     purge_pending_checkpoints: int = 0
-    #: Records an SQLite import in progress has copied ahead of its runs (claims.py): not
-    #: violations (the import publishes their runs, or gives them back), but reported.
+    #: Seed records of a reserved run ID whose operation a purge or retention deleted.
+    purge_pending_seed_records: int = 0
+    #: Records (and seed records) an SQLite import in progress has copied ahead of its runs
+    #: (import_holds.py): not violations (the import publishes their runs and seed
+    #: operations, or gives them back), but reported.
     import_pending_records: int = 0
 
     @property
@@ -74,18 +88,29 @@ class VerifyReport:
 
     def summary(self) -> str:
         pending = ""
-        if self.purge_pending_records or self.purge_pending_checkpoints:
+        if (
+            self.purge_pending_records
+            or self.purge_pending_checkpoints
+            or self.purge_pending_seed_records
+        ):
+            seeds = (
+                f", {self.purge_pending_seed_records} seed records"
+                if self.purge_pending_seed_records
+                else ""
+            )
             pending = (
-                f"; {self.purge_pending_records} records and {self.purge_pending_checkpoints} "
-                "checkpoints of purged sessions or deleted sessionless runs not yet deleted "
-                "(purge those sessions again, or run retention)"
+                f"; {self.purge_pending_records} records{seeds} and "
+                f"{self.purge_pending_checkpoints} checkpoints of purged sessions or deleted "
+                "sessionless runs not yet deleted (purge those sessions again, or run retention)"
             )
         if self.import_pending_records:
             pending += (
                 f"; {self.import_pending_records} records of an import in progress "
                 "(published with their runs, or given back)"
             )
+        seeds = f", {self.seeds_checked} seed operations" if self.seeds_checked else ""
         return (
             f"checked {self.runs_checked} runs, {self.sessions_checked} sessions, "
-            f"{self.records_checked} records: {len(self.violations)} violation(s){pending}"
+            f"{self.records_checked} records{seeds}: {len(self.violations)} violation(s)"
+            f"{pending}"
         )

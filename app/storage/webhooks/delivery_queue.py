@@ -3,7 +3,7 @@ under a lease, recording each attempt's outcome, the oldest pending age, pruning
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from app.storage.operation import Context
 from app.storage.webhooks import settled_pruning, subscriptions
@@ -21,9 +21,17 @@ class DeliveryQueue:
         #: What subscriptions and deliveries may reach (the allow list, the resolver).
         self.config = config
 
-    def claim(self, limit: int, lease_ms: int) -> list[Claimed]:
-        """The next due deliveries, leased to the caller."""
-        return subscriptions.claim(self._ctx, limit, lease_ms)
+    def claim(
+        self,
+        limit: int,
+        lease_ms: int,
+        *,
+        per_webhook: int | None = None,
+        busy: Mapping[str, int] | None = None,
+    ) -> list[Claimed]:
+        """The next due deliveries, leased to the caller; with ``per_webhook``, at most
+        that many in flight per subscription, counting the caller's ``busy`` ones."""
+        return subscriptions.claim(self._ctx, limit, lease_ms, per_webhook=per_webhook, busy=busy)
 
     def record_attempt(
         self, claimed: Claimed, status_code: int | None, retry_seconds: float

@@ -10,7 +10,10 @@ earlier pending one (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so replicas claim
 disjoint rows; SQLite's write lock does the same), and moves their due time to the end of
 a lease. A dispatcher that dies mid-attempt leaves the lease to expire: another claims
 the delivery again (at least once). Only one attempt per delivery is in flight, since a
-claimed row is not due again before its lease ends. The lease's end is also its fencing
+claimed row is not due again before its lease ends. A claim may also be given the
+caller's attempts in flight per subscription and a share (``per_webhook``): it passes over
+a subscription that holds its share, so one slow subscriber never takes every slot of a
+dispatcher. The lease's end is also its fencing
 token: an outcome is stored only while the row still carries it, so a dispatcher whose
 lease expired (and whose delivery another has claimed since) never overwrites the newer
 attempt's outcome.
@@ -23,9 +26,9 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -268,10 +271,10 @@ class Claimed:
     lease_until_ms: int
 
 
-#: Due pending deliveries with no earlier pending delivery of their ordering.
-_DUE: Final = (
-    sa.select(d.c.seq)
-    .where(
+def _due(excluded: Sequence[str]) -> sa.Select[Any]:
+    """Due pending deliveries with no earlier pending delivery of their ordering, none of a
+    subscription in ``excluded``, locked (PostgreSQL: skipping rows another claim holds)."""
+    query = sa.select(d.c.seq, d.c.webhook_id).where(
         d.c.status == DeliveryStatus.PENDING.value,
         d.c.next_attempt_at_ms <= sa.bindparam("now_ms"),
         ~sa.exists().where(
@@ -281,29 +284,58 @@ _DUE: Final = (
             earlier.c.seq < d.c.seq,
         ),
     )
-    .order_by(d.c.next_attempt_at_ms, d.c.seq)
-    .limit(sa.bindparam("limit"))
-    .with_for_update(skip_locked=True, of=d)
-)
+    if excluded:
+        query = query.where(d.c.webhook_id.not_in(excluded))
+    return (
+        query.order_by(d.c.next_attempt_at_ms, d.c.seq)
+        .limit(sa.bindparam("limit"))
+        .with_for_update(skip_locked=True, of=d)
+    )
 
-_ANY_DUE: Final = (
-    sa.select(webhook_deliveries.c.seq)
-    .where(
+
+def _any_due(excluded: Sequence[str]) -> sa.Select[Any]:
+    query = sa.select(webhook_deliveries.c.seq).where(
         webhook_deliveries.c.status == DeliveryStatus.PENDING.value,
         webhook_deliveries.c.next_attempt_at_ms <= sa.bindparam("now_ms"),
     )
-    .limit(1)
-)
+    if excluded:
+        query = query.where(webhook_deliveries.c.webhook_id.not_in(excluded))
+    return query.limit(1)
 
 
-def claim(ctx: Context, limit: int, lease_ms: int) -> list[Claimed]:
-    """Up to ``limit`` due deliveries, each leased for ``lease_ms`` to this caller."""
-    due = ctx.uow.read(lambda tx: tx.conn.execute(_ANY_DUE, {"now_ms": tx.now_ms}).first())
+def claim(
+    ctx: Context,
+    limit: int,
+    lease_ms: int,
+    *,
+    per_webhook: int | None = None,
+    busy: Mapping[str, int] | None = None,
+) -> list[Claimed]:
+    """Up to ``limit`` due deliveries, each leased for ``lease_ms`` to this caller; with
+    ``per_webhook``, no subscription gets more than that many in flight, counting the
+    caller's attempts in ``busy`` (subscription ID → attempts), so a slow subscriber
+    never takes every slot of a dispatcher."""
+    in_flight = dict(busy or {})
+    excluded = (
+        sorted(hook for hook, count in in_flight.items() if count >= per_webhook)
+        if per_webhook is not None
+        else []
+    )
+    due = ctx.uow.read(
+        lambda tx: tx.conn.execute(_any_due(excluded), {"now_ms": tx.now_ms}).first()
+    )
     if due is None:  # SQLite: no write lock taken for nothing
         return []
 
     def operation(tx: Tx) -> list[Claimed]:
-        seqs = [row.seq for row in tx.conn.execute(_DUE, {"now_ms": tx.now_ms, "limit": limit})]
+        taken = dict(in_flight)  # the operation may run again: count afresh
+        seqs: list[int] = []
+        for row in tx.conn.execute(_due(excluded), {"now_ms": tx.now_ms, "limit": limit}):
+            if per_webhook is not None:
+                if taken.get(row.webhook_id, 0) >= per_webhook:
+                    continue  # left unclaimed: its lock ends with this transaction
+                taken[row.webhook_id] = taken.get(row.webhook_id, 0) + 1
+            seqs.append(row.seq)
         if not seqs:
             return []
         lease_until_ms = tx.now_ms + lease_ms

@@ -1,5 +1,17 @@
-"""Transcripts (CONTRACT.md section 10): messages, their strict codec, replay, validators."""
+"""Transcripts (CONTRACT.md section 10): messages, their strict codec, replay (with a seeded
+run's history, 15.6), validators."""
 
+from .history import (
+    AsyncRunHistoryReader,
+    RunHistoryReader,
+    SeedHistory,
+    build_messages_from_run_log,
+    build_messages_from_run_log_async,
+    build_messages_from_run_log_prefix,
+    build_messages_from_run_log_prefix_async,
+    build_seed_history,
+    build_seed_history_async,
+)
 from .messages import decode_message, decode_messages, encode_message, encode_messages
 from .model import (
     CacheCheckpointPart,
@@ -29,8 +41,6 @@ from .replay import (
     NoTranscriptError,
     RunLogPageError,
     RunRecordLister,
-    build_messages_from_run_log,
-    build_messages_from_run_log_async,
     replay_run_log_events,
 )
 from .validate import (
@@ -46,6 +56,7 @@ __all__ = [
     "TRANSCRIPT_MESSAGES_APPENDED",
     "TRANSCRIPT_MESSAGES_SEEDED",
     "TRANSCRIPT_RECORD_TYPES",
+    "AsyncRunHistoryReader",
     "AsyncRunRecordLister",
     "CacheCheckpointPart",
     "Citation",
@@ -61,8 +72,10 @@ __all__ = [
     "NoTranscriptError",
     "Part",
     "Role",
+    "RunHistoryReader",
     "RunLogPageError",
     "RunRecordLister",
+    "SeedHistory",
     "TextPart",
     "ThinkingPart",
     "ToolResultPart",
@@ -72,6 +85,10 @@ __all__ = [
     "bedrock_violations",
     "build_messages_from_run_log",
     "build_messages_from_run_log_async",
+    "build_messages_from_run_log_prefix",
+    "build_messages_from_run_log_prefix_async",
+    "build_seed_history",
+    "build_seed_history_async",
     "decode_message",
     "decode_messages",
     "encode_message",

@@ -1,4 +1,6 @@
-"""Rebuild a run's transcript from its records (CONTRACT.md 10.3).
+"""Rebuild a run's transcript from its records (CONTRACT.md 10.3): the replay of records in
+hand and the checks of every page read. The builders that read a store
+(``build_messages_from_run_log`` and the seeded history of 15.6) are in :mod:`.history`.
 
 Only ``transcript_messages_seeded`` and ``transcript_messages_appended`` records carry
 messages; every other record is skipped. Their payloads are decoded strictly
@@ -12,7 +14,7 @@ Errors:
   ``no_transcript_records``);
 * a page that breaks the paging contract → :class:`RunLogPageError`: the store is at fault,
   not the transcript, and retrying will not help;
-* errors of ``list_run_records`` itself (``run_not_found``, ``unavailable``…) propagate
+* errors of the store's reads themselves (``run_not_found``, ``unavailable``…) propagate
   unchanged;
 * an empty ``run_id`` → :class:`~runtime_store_client.InvalidArgumentError`.
 """
@@ -43,10 +45,15 @@ class NoTranscriptError(InvalidTranscriptError):
 
 
 class RunLogPageError(StoreError):
-    """A ``list_run_records`` page broke the paging contract (CONTRACT.md 4 and 10.3).
+    """A page a replay read broke its contract (CONTRACT.md 4, 10.3, 12.3 and 15.6).
 
     The store, not the transcript, is at fault: a record without an ID or of another run,
-    a repeated record ID, or a cursor that makes no forward progress.
+    a repeated record ID, or a cursor that makes no forward progress; for a seeded run
+    (15.6) also a seed that does not name its run's owner or history end, seed records that
+    are not one contiguous chain ending at that end, a record holding no history variant
+    or more than one, a ``prefix`` that is not the seed's source or comes twice, a literal
+    interrupted or left open, and a source outside the run's session or agent or met twice
+    on one path (a cycle).
     """
 
     default_code = "internal"
@@ -95,12 +102,21 @@ def replay_run_log_events(records: Iterable[Record]) -> tuple[list[Message], boo
 
 
 class _Pager:
-    """Checks every page of one run's records and yields the cursor to follow."""
+    """Checks every page of one run's records and yields the cursor to follow.
 
-    def __init__(self, run_id: str) -> None:
+    ``method`` and ``after`` name the list read and its cursor argument in errors:
+    ``list_run_records`` and ``cursor`` (10.3) or ``list_run_transcript_records`` and
+    ``after`` (12.3, read by the prefix replay of 15.6).
+    """
+
+    def __init__(
+        self, run_id: str, method: str = "list_run_records", after: str = "cursor"
+    ) -> None:
         if not run_id:
             raise InvalidArgumentError("run_id is required")
         self.run_id = run_id
+        self.method = method
+        self.after = after
         self.cursor = ""
         self.seen: set[str] = set()
         self.messages: list[Message] = []
@@ -108,12 +124,12 @@ class _Pager:
 
     def _broken(self, what: str) -> RunLogPageError:
         return RunLogPageError(
-            f"list_run_records for run {self.run_id!r} (cursor {self.cursor!r}): {what}",
+            f"{self.method} for run {self.run_id!r} ({self.after} {self.cursor!r}): {what}",
             run_id=self.run_id,
         )
 
-    def take(self, page: Page) -> bool:
-        """Check ``page``, replay its transcript records; whether another page follows."""
+    def check(self, page: Page) -> bool:
+        """Check ``page`` and move the cursor past it; whether another page follows."""
         for record in page.records:
             if not record.id:
                 raise self._broken(f"record {record.event_key!r} has no ID")
@@ -133,39 +149,31 @@ class _Pager:
                     f"next_cursor {next_cursor!r} is not the last record's ID "
                     f"{page.records[-1].id!r}"
                 )
-        replayed, found = replay_run_log_events(page.records)
-        self.messages.extend(replayed)
-        self.found = self.found or found
         self.cursor = next_cursor
         return bool(next_cursor)
 
+    def replay(self, page: Page) -> list[Message]:
+        """The messages of a checked page's transcript records."""
+        replayed, found = replay_run_log_events(page.records)
+        self.found = self.found or found
+        return replayed
+
+    def take(self, page: Page) -> bool:
+        """Check ``page``, replay its transcript records; whether another page follows."""
+        more = self.check(page)
+        self.messages.extend(self.replay(page))
+        return more
+
+    def no_transcript(self) -> NoTranscriptError:
+        violation = TranscriptViolation(
+            -1,
+            str(TranscriptRule.NO_TRANSCRIPT_RECORDS),
+            f"run {self.run_id!r} has no {TRANSCRIPT_MESSAGES_SEEDED} or "
+            f"{TRANSCRIPT_MESSAGES_APPENDED} record",
+        )
+        return NoTranscriptError(violations=[violation], run_id=self.run_id)
+
     def result(self) -> list[Message]:
         if not self.found:
-            violation = TranscriptViolation(
-                -1,
-                str(TranscriptRule.NO_TRANSCRIPT_RECORDS),
-                f"run {self.run_id!r} has no {TRANSCRIPT_MESSAGES_SEEDED} or "
-                f"{TRANSCRIPT_MESSAGES_APPENDED} record",
-            )
-            raise NoTranscriptError(violations=[violation], run_id=self.run_id)
+            raise self.no_transcript()
         return self.messages
-
-
-def build_messages_from_run_log(store: RunRecordLister, run_id: str) -> list[Message]:
-    """The transcript of ``run_id``: every page of its records, checked, then replayed."""
-    pager = _Pager(run_id)
-    while pager.take(store.list_run_records(run_id, cursor=pager.cursor, limit=REPLAY_PAGE_SIZE)):
-        pass
-    return pager.result()
-
-
-async def build_messages_from_run_log_async(
-    store: AsyncRunRecordLister, run_id: str
-) -> list[Message]:
-    """:func:`build_messages_from_run_log` for an :class:`~runtime_store_client.AsyncStore`."""
-    pager = _Pager(run_id)
-    while pager.take(
-        await store.list_run_records(run_id, cursor=pager.cursor, limit=REPLAY_PAGE_SIZE)
-    ):
-        pass
-    return pager.result()

@@ -14,7 +14,8 @@ class TranscriptRule(enum.StrEnum):
     """The rule a :class:`TranscriptViolation` names.
 
     Decoding rules (10.1, 10.2) come first; the planner (10.4) and Bedrock rules follow;
-    ``no_transcript_records`` is the replay rule of 10.3.
+    ``no_transcript_records`` is the replay rule of 10.3, ``empty_literal`` that of a seed's
+    literal (15.6).
     """
 
     # --- decoding: JSON text and shapes
@@ -56,8 +57,10 @@ class TranscriptRule(enum.StrEnum):
     TOOL_RESULT_WITHOUT_TOOL_USE = "tool_result_without_tool_use"
     # --- Bedrock (10.4)
     BEDROCK_THINKING_FIRST = "bedrock_thinking_first"
-    # --- replay (10.3)
+    # --- replay (10.3) and seeded replay (15.6)
     NO_TRANSCRIPT_RECORDS = "no_transcript_records"
+    EMPTY_LITERAL = "empty_literal"
+    """A seed's literal (its ``literal_part`` records joined) holds no message."""
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,12 @@ def sync_detailed(
 
      The messages of the `transcript_messages_seeded` and `transcript_messages_appended`
     records among one page of the run's records, in order; follow `next_cursor` for long
-    runs. With `validate`, the whole transcript is checked first and a broken rule answers
-    422 `invalid_transcript` listing every violation (message index and rule).
+    runs. For a run started with a seed (CONTRACT.md 15.6), the first page begins with the
+    history the run inherits from its seed (its literal messages and its source run's
+    history, with the seed's exclusions); nothing in the page marks those messages (read the
+    seed to tell them apart), and later pages hold the run's own messages only. With
+    `validate`, the whole history is checked first and a broken rule answers 422
+    `invalid_transcript` listing every violation (message index and rule).
 
     Args:
         run_id (str): The run ID.
@@ -206,8 +210,12 @@ def sync(
 
      The messages of the `transcript_messages_seeded` and `transcript_messages_appended`
     records among one page of the run's records, in order; follow `next_cursor` for long
-    runs. With `validate`, the whole transcript is checked first and a broken rule answers
-    422 `invalid_transcript` listing every violation (message index and rule).
+    runs. For a run started with a seed (CONTRACT.md 15.6), the first page begins with the
+    history the run inherits from its seed (its literal messages and its source run's
+    history, with the seed's exclusions); nothing in the page marks those messages (read the
+    seed to tell them apart), and later pages hold the run's own messages only. With
+    `validate`, the whole history is checked first and a broken rule answers 422
+    `invalid_transcript` listing every violation (message index and rule).
 
     Args:
         run_id (str): The run ID.
@@ -253,8 +261,12 @@ async def asyncio_detailed(
 
      The messages of the `transcript_messages_seeded` and `transcript_messages_appended`
     records among one page of the run's records, in order; follow `next_cursor` for long
-    runs. With `validate`, the whole transcript is checked first and a broken rule answers
-    422 `invalid_transcript` listing every violation (message index and rule).
+    runs. For a run started with a seed (CONTRACT.md 15.6), the first page begins with the
+    history the run inherits from its seed (its literal messages and its source run's
+    history, with the seed's exclusions); nothing in the page marks those messages (read the
+    seed to tell them apart), and later pages hold the run's own messages only. With
+    `validate`, the whole history is checked first and a broken rule answers 422
+    `invalid_transcript` listing every violation (message index and rule).
 
     Args:
         run_id (str): The run ID.
@@ -305,8 +317,12 @@ async def asyncio(
 
      The messages of the `transcript_messages_seeded` and `transcript_messages_appended`
     records among one page of the run's records, in order; follow `next_cursor` for long
-    runs. With `validate`, the whole transcript is checked first and a broken rule answers
-    422 `invalid_transcript` listing every violation (message index and rule).
+    runs. For a run started with a seed (CONTRACT.md 15.6), the first page begins with the
+    history the run inherits from its seed (its literal messages and its source run's
+    history, with the seed's exclusions); nothing in the page marks those messages (read the
+    seed to tell them apart), and later pages hold the run's own messages only. With
+    `validate`, the whole history is checked first and a broken rule answers 422
+    `invalid_transcript` listing every violation (message index and rule).
 
     Args:
         run_id (str): The run ID.
