@@ -572,7 +572,8 @@ def test_reads_answer_their_problems_with_the_run_id(api: TestClient) -> None:
     wrong = api.get(f"/v1/runs/{run_id}/seed", params={"seed_end_id": "2"})
     assert_problem(wrong, 409, "seed_conflict", run_id=run_id)
     records = f"/v1/runs/{run_id}/seed/records"
-    for limit in ("0", "-7", "1.5", "abc", "", "-99999999999999999999"):  # checked first
+    not_limits = ("0", "-7", "1.5", "abc", "", "01", "+1", "1_0", " 1", "-99999999999999999999")
+    for limit in not_limits:  # checked first
         response = api.get(records, params={"limit": limit})
         assert_problem(response, 422, "invalid_transcript_position", run_id=run_id)
     huge = api.get(records, params={"seed_end_id": "1", "limit": "9" * 5_000})

@@ -91,7 +91,8 @@ SeedLimitQuery = Annotated[
     ),
     WithJsonSchema({"type": "integer", "default": 100}),
 ]
-_INTEGER: Final = re.compile(r"-?[0-9]+")
+#: An integer in JSON syntax (RFC 8259: no leading zero, no sign but a leading minus).
+_INTEGER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)")
 #: More digits than any page needs: the store serves at most 512 records.
 _LIMIT_DIGITS: Final = 9
 
