@@ -33,6 +33,7 @@ from .api.routes import (
     memory,
     record_reads,
     runs,
+    seeds,
     sessions,
     starts,
     tail,
@@ -81,6 +82,11 @@ TAGS = [
     {"name": "sessions", "description": "Host-owned session administration."},
     {"name": "runs", "description": "Run lifecycle transactions and run reads."},
     {"name": "records", "description": "The append-only run record log, per run and per session."},
+    {
+        "name": "seeds",
+        "description": "Run seeds and preparations: a run's initial history and compiled start "
+        "request, uploaded and published before its start, and settled when an answer is lost.",
+    },
     {"name": "memory", "description": "Product-owned per-run memory events."},
     {
         "name": "webhooks",
@@ -300,6 +306,7 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
         counts.router,  # console lists (issue 33)
         record_reads.router,
         transcripts.router,
+        seeds.router,
         memory.router,
         tail.router,
         wait.router,

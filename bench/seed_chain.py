@@ -162,7 +162,7 @@ def measure(name: str, database_url: str, turns: int, log_dir: Path) -> dict[str
             chain_seconds = time.perf_counter() - started
             sizes = [_stored_bytes(database_url, run_id) for run_id in run_ids]
             counting = Counting(store)
-            messages = build_messages_from_run_log(counting, run_ids[-1])  # type: ignore[arg-type]
+            messages = build_messages_from_run_log(counting, run_ids[-1])
             requests = counting.calls
             times = []
             for _ in range(5):

@@ -1,8 +1,10 @@
 """The request examples of the OpenAPI document: one story that a live server accepts.
 
 Swagger UI's "Try it out" sends these as they are. Sent in this order to a fresh service,
-each is accepted: a session, a root run ``run-42`` with a child, a sessionless one-shot run
-with a one-shot child (with a request digest), a synchronous run, notes and a transcript
+each is accepted: a session, a root run ``run-42`` with a child, a literal seed of the
+sessionless run ``job-7`` (begun, its messages and its compiled start appended, published),
+the one-shot run ``job-7`` attaching it, with a one-shot child (with a request digest),
+a synchronous run, notes and a transcript
 record, memory, a cancellation request and the terminal record of ``run-42``. The suspension
 examples name ``run-42`` too: they fit a running run (a terminal one answers
 ``run_terminal_conflict``).
@@ -11,6 +13,7 @@ tests/docs/test_openapi_examples.py sends them all.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, Final
 
@@ -117,8 +120,77 @@ CHILD_START: Final = {
     "started": _started(CHILD_RUN, CHILD_AGENT, SESSION, _at(5), parent=RUN),
     "canceled": _canceled_at_start(CHILD_RUN, CHILD_AGENT, _at(5)),
 }
+# --- the seed of job-7 (CONTRACT.md 15): a literal, sessionless, published before its start
+
+SEED_RUN_EXAMPLE: Final = ONE_SHOT_RUN
+SEED_AGENT_EXAMPLE: Final = ONE_SHOT_AGENT
+SEED_COMMAND_EXAMPLE: Final = "cmd-7"
+SEED_ATTEMPT_EXAMPLE: Final = "attempt-1"
+#: The seed's history end (its one messages record) and body end (the compiled start).
+SEED_HISTORY_END_EXAMPLE: Final = "1"
+SEED_END_EXAMPLE: Final = "2"
+_COMPILED_START: Final = b'{"workflow":"summarize","input":{"document":"q3-report"}}'
+BEGIN_RUN_SEED: Final = {
+    "declaration": {
+        "agent_id": ONE_SHOT_AGENT,
+        "run_id": ONE_SHOT_RUN,
+        "session_id": "",
+        "command_id": SEED_COMMAND_EXAMPLE,
+        "attempt_id": SEED_ATTEMPT_EXAMPLE,
+        "kind": "literal",
+        "source_run_id": "",
+        "source_end_id": "",
+        "exclude_reasoning": False,
+        "rendered_prompts": [
+            {"prompt_id": "summarize", "version": "3", "scope": {"session_id": "", "labels": {}}}
+        ],
+    }
+}
+APPEND_RUN_SEED: Final = {
+    "record": {
+        "key": f"{ONE_SHOT_RUN}:history-1",
+        "previous_id": "0",
+        "messages": _payload(
+            [
+                {
+                    "role": "user",
+                    "parts": [{"kind": "text", "text": "Summarize the Q3 report."}],
+                    "meta": None,
+                }
+            ]
+        ),
+    }
+}
+#: The second record of the story's attempt: its compiled start (the append operation's
+#: example is the first; tests/docs/test_openapi_examples.py sends this one after it).
+APPEND_RUN_SEED_PREPARED: Final = {
+    "record": {
+        "key": f"{ONE_SHOT_RUN}:start-1",
+        "previous_id": SEED_HISTORY_END_EXAMPLE,
+        "prepared": base64.b64encode(_COMPILED_START).decode("ascii"),
+    }
+}
+PUBLISH_RUN_SEED: Final = {
+    "seed_end_id": SEED_HISTORY_END_EXAMPLE,
+    "end_id": SEED_END_EXAMPLE,
+    "prepared_bytes": len(_COMPILED_START),
+}
+SETTLE_RUN_PREPARATION: Final = {
+    "operation": {
+        "agent_id": ONE_SHOT_AGENT,
+        "run_id": ONE_SHOT_RUN,
+        "session_id": "",
+        "command_id": SEED_COMMAND_EXAMPLE,
+    }
+}
+
 ONE_SHOT_START: Final = {
-    "run": {"run_id": ONE_SHOT_RUN, "agent_id": ONE_SHOT_AGENT, "started_at": _at(6)},
+    "run": {
+        "run_id": ONE_SHOT_RUN,
+        "agent_id": ONE_SHOT_AGENT,
+        "started_at": _at(6),
+        "seed_end_id": SEED_HISTORY_END_EXAMPLE,
+    },
     "started": _started(ONE_SHOT_RUN, ONE_SHOT_AGENT, "", _at(6)),
     "request_digest": REQUEST_DIGEST,
 }
@@ -242,6 +314,10 @@ BY_SCHEMA: Final[dict[str, dict[str, Any]]] = {
     "SuspensionRequest": SUSPENSION,
     "TerminalRequest": TERMINAL,
     "CreateWebhookRequest": CREATE_WEBHOOK,
+    "BeginRunSeedRequest": BEGIN_RUN_SEED,
+    "AppendRunSeedRequest": APPEND_RUN_SEED,
+    "PublishRunSeedRequest": PUBLISH_RUN_SEED,
+    "SettleRunPreparationRequest": SETTLE_RUN_PREPARATION,
 }
 
 

@@ -115,6 +115,16 @@ _EXAMPLE_DETAILS: Mapping[str, tuple[str, dict[str, str]]] = {
         "run 'run-42' has no record 'run-42:missing'",
         {"run_id": "run-42", "event_key": "run-42:missing"},
     ),
+    "seed_not_found": ("run 'job-7' has no seed declaration", {"run_id": "job-7"}),
+    "seed_not_published": ("run 'job-7' has no published seed", {"run_id": "job-7"}),
+    "seed_conflict": (
+        "previous_id must be the attempt's body end '1'",
+        {"run_id": "job-7"},
+    ),
+    "preparation_abandoned": (
+        "attempt 'attempt-1' of run 'job-7' was settled without publication and can never publish",
+        {"run_id": "job-7"},
+    ),
     UNSUPPORTED_MEDIA_TYPE: (f"the request body must be {JSON}, not text/plain", {}),
 }
 

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
+from urllib.parse import unquote
 
 import fastapi.routing
 from fastapi import FastAPI, Request
@@ -53,6 +54,22 @@ def body_too_deep(request: Request) -> bool:
 
 
 PROBLEM_JSON = "application/problem+json"
+
+#: The tag of the routes whose every problem carries the path's run ID (CONTRACT.md 15.8),
+#: their validation problems included.
+SEEDS_TAG: Final = "seeds"
+
+
+def _path_run_id(request: Request) -> str | None:
+    """The path's run ID, for a route of ``SEEDS_TAG``."""
+    route = request.scope.get("route")
+    if SEEDS_TAG not in (getattr(route, "tags", None) or ()):
+        return None
+    run_id = request.path_params.get("run_id")
+    if not isinstance(run_id, str):
+        return None
+    # As ``exact_segment`` reads it (middleware/exact_path.py, which imports this module).
+    return unquote(run_id) if "%" in run_id else run_id
 
 
 RETRY_AFTER_SECONDS = "1"
@@ -199,9 +216,10 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     unsupported = _unsupported_media_type(request)
     if unsupported is not None:
         return _store_error(request, unsupported)
+    run_id = _path_run_id(request)
     if body_too_deep(request):
         return problem_response(
-            request, code=InvalidArgumentError.default_code, detail=too_deep_detail()
+            request, code=InvalidArgumentError.default_code, detail=too_deep_detail(), run_id=run_id
         )
     errors = [
         FieldError(
@@ -214,7 +232,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     fields = ", ".join(error.field for error in errors)
     detail = _not_json(exc) or f"invalid request: {fields}"
     return problem_response(
-        request, code=InvalidArgumentError.default_code, detail=detail, errors=errors
+        request, code=InvalidArgumentError.default_code, detail=detail, errors=errors, run_id=run_id
     )
 
 

@@ -119,6 +119,11 @@ class RunStartBody(WireModel):
     )
     started_at: Time
     labels: Labels = None
+    seed_end_id: str | None = Field(
+        default=None,
+        description="The published seed history end this start attaches (CONTRACT.md 15.5); "
+        'absent, null and "" mean none.',
+    )
 
     def contract(self) -> RunStart:
         return RunStart(
@@ -129,6 +134,7 @@ class RunStartBody(WireModel):
             predecessor_run_id=self.predecessor_run_id,
             started_at=self.started_at,
             labels=self.labels or {},
+            seed_end_id=self.seed_end_id or "",
         )
 
 
@@ -207,6 +213,9 @@ class RunMetaBody(WireModel):
         description="`engine` (a root, child, one-shot or one-shot child start) or "
         "`synchronous`; a run ID is for ever one kind."
     )
+    seed_end_id: str = Field(
+        description='The seed history end the run\'s first start attached; "" when none.'
+    )
 
     @classmethod
     def of(cls, meta: RunMeta) -> Self:
@@ -223,6 +232,7 @@ class RunMetaBody(WireModel):
             cancellation_reason=meta.cancellation_reason,
             successor_run_id=meta.successor_run_id,
             start_kind=meta.start_kind,
+            seed_end_id=meta.seed_end_id,
         )
 
 

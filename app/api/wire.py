@@ -5,6 +5,8 @@
 * A record payload travels as a string holding the exact JSON text; it becomes the UTF-8
   bytes of that string (a lone surrogate cannot be encoded and is rejected).
 * Checkpoint data travels as standard base64 and is decoded strictly.
+* Seed bytes (CONTRACT.md 15.8) travel as standard base64 with padding, in its one
+  canonical spelling (``SeedBytes``): any other is refused.
 """
 
 from __future__ import annotations
@@ -72,6 +74,22 @@ def format_base64(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
+def parse_canonical_base64(value: Any) -> bytes:
+    """Seed bytes (CONTRACT.md 15.8): standard base64 with its padding, in the one spelling
+    that encodes them (unused bits zero), so that equal bytes are equal text."""
+    if isinstance(value, bytes):  # built in Python, not parsed from JSON
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be a standard base64 string")
+    try:
+        data = base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise ValueError("is not valid standard base64 with padding") from None
+    if format_base64(data) != value:
+        raise ValueError("is not canonical standard base64 (padded, unused bits zero)")
+    return data
+
+
 Time = Annotated[
     datetime,
     BeforeValidator(parse_time),
@@ -110,6 +128,22 @@ Base64Bytes = Annotated[
             "format": "byte",
             "description": "Opaque bytes as standard base64.",
             "examples": ["AAFvcGFxdWX/"],
+        }
+    ),
+]
+
+#: Seed bytes (15.8): canonical padded standard base64, decoded and refused strictly.
+SeedBytes = Annotated[
+    bytes,
+    BeforeValidator(parse_canonical_base64),
+    PlainSerializer(format_base64, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "byte",
+            "description": "Non-empty bytes as standard base64 with padding; any other "
+            "spelling (unpadded, URL-safe, non-zero unused bits) is invalid_argument.",
+            "examples": ["eyJyZXF1ZXN0IjoiY29tcGlsZWQifQ=="],
         }
     ),
 ]

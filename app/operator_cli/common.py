@@ -180,6 +180,7 @@ def run_json(run: RunMeta) -> dict[str, Any]:
         "cancellation_reason": run.cancellation_reason,
         "successor_run_id": run.successor_run_id,
         "start_kind": run.start_kind.value,
+        "seed_end_id": run.seed_end_id,
     }
 
 

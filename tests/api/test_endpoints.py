@@ -452,6 +452,7 @@ def test_load_run_returns_the_run_meta(api: TestClient) -> None:
         "cancellation_reason": "",
         "successor_run_id": "",
         "start_kind": "engine",
+        "seed_end_id": "",
     }
 
 

@@ -321,17 +321,29 @@ def _number_queries(api: TestClient) -> list[tuple[str, str]]:
     return found
 
 
+#: The seed lists' ``limit`` (CONTRACT.md 15.4): what is no integer of at least 1, in JSON
+#: syntax, is ``invalid_transcript_position`` there, not a validation error.
+SEED_LISTS = ("/v1/runs/run_id/seed/records", "/v1/runs/run_id/preparation/records")
+
+
 def test_every_number_in_a_query_string_is_json_number_syntax(api: TestClient) -> None:
     queries = _number_queries(api)
     assert ("/v1/runs/run_id/wait", "timeout") in queries
     assert ("/v1/runs/run_id/records", "limit") in queries
+    assert {(path, "limit") for path in SEED_LISTS} <= set(queries)
+    # The required arguments of the reads that have some (then an unknown ID is 404).
+    required = {"through": "1", "seed_end_id": "1", "end_id": "1"}
     for path, name in queries:
         kind = "float_parsing" if name == "timeout" else "int_parsing"  # as for "ten"
         for value in NOT_JSON_NUMBERS:
-            response = api.get(path, params={name: value, "through": "1"})
-            assert_problem(response, 422, "invalid_argument", errors=[(f"query.{name}", kind)])
+            response = api.get(path, params={**required, name: value})
+            if path in SEED_LISTS:
+                assert_problem(response, 422, "invalid_transcript_position", run_id="run_id")
+            else:
+                errors = [(f"query.{name}", kind)]
+                assert_problem(response, 422, "invalid_argument", errors=errors)
         # A JSON number passes to the parameter's own checks (an unknown ID is then 404).
-        assert api.get(path, params={name: "1", "through": "1"}).status_code != 422
+        assert api.get(path, params={**required, name: "1"}).status_code != 422
 
 
 def test_an_unknown_status_filter_is_invalid(api: TestClient) -> None:

@@ -90,6 +90,7 @@ def wire_run(run: RunStart) -> Json:
         "predecessor_run_id": run.predecessor_run_id,
         "started_at": wire_time(run.started_at),
         "labels": dict(run.labels),
+        "seed_end_id": run.seed_end_id,
     }
 
 
@@ -113,6 +114,7 @@ def run_meta(
     cancellation_reason: str = "",
     successor_run_id: str = "",
     start_kind: str = "engine",
+    seed_end_id: str = "",
 ) -> Json:
     """What ``GET /v1/runs/{run_id}`` returns for ``run``."""
     return {
@@ -128,6 +130,7 @@ def run_meta(
         "cancellation_reason": cancellation_reason,
         "successor_run_id": successor_run_id,
         "start_kind": start_kind,
+        "seed_end_id": seed_end_id,
     }
 
 

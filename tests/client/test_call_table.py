@@ -1,5 +1,6 @@
-"""The call table (``http/_operations``, ``http/_webhooks``): each operation described once
-and sent by both stores, which offer the same methods with the same signatures."""
+"""The call table (``http/_operations``, ``http/_seeds``, ``http/_webhooks``): each
+operation described once and sent by both stores, which offer the same methods with the
+same signatures."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import inspect
 from types import FunctionType
 
 from runtime_store_client import AsyncHttpStore, HttpStore
-from runtime_store_client.http import _operations, _webhooks
+from runtime_store_client.http import _operations, _seeds, _webhooks
 from runtime_store_client.http._call import AsyncOperation, Operation
 
 #: Functions of the table's modules that are not a store method of their own.
@@ -17,7 +18,7 @@ HELPERS = {"transcript_page", "wait", "check_wait"}
 def _table() -> dict[str, FunctionType]:
     return {
         name: value
-        for module in (_operations, _webhooks)
+        for module in (_operations, _seeds, _webhooks)
         for name, value in vars(module).items()
         if isinstance(value, FunctionType)
         and value.__module__ == module.__name__
@@ -38,7 +39,7 @@ def _public(store: type) -> dict[str, inspect.Signature]:
 
 def test_every_call_of_the_table_is_a_method_of_both_stores() -> None:
     table = _table()
-    assert len(table) == 37
+    assert len(table) == 45
     for name, build in table.items():
         sync = vars(HttpStore)[name]
         assert isinstance(sync, Operation), name

@@ -1,4 +1,4 @@
-"""Record and transcript pages are read by one fast layer that agrees with the generated
+"""Record, transcript and seed pages are read by one fast layer that agrees with the generated
 models.
 
 The generated client stays the single description of the wire: the page request is the
@@ -9,6 +9,7 @@ that the generated models read it (with their errors) as before.
 
 from __future__ import annotations
 
+import binascii
 import json
 from dataclasses import FrozenInstanceError, fields
 from datetime import UTC, datetime
@@ -18,9 +19,14 @@ import httpx
 import pytest
 
 from runtime_store_client import HttpStore, Record
-from runtime_store_client._generated.models import RecordPageBody, TranscriptPageBody
+from runtime_store_client._generated.models import (
+    RecordPageBody,
+    SeedPageBody,
+    TranscriptPageBody,
+)
 from runtime_store_client._records import FIELDS, trusted_record
 from runtime_store_client.http import _convert as c
+from runtime_store_client.http import _seeds
 from runtime_store_client.transcript import (
     CacheCheckpointPart,
     DocumentFormat,
@@ -183,3 +189,48 @@ def test_the_fast_transcript_reading_equals_the_generated_models() -> None:
 def test_the_fast_transcript_reading_refuses_what_it_cannot_read(body: Any) -> None:
     with pytest.raises((KeyError, TypeError, ValueError, AttributeError)):
         c.transcript_page_json(body)
+
+
+# --- seed pages (CONTRACT.md 15.4) ----------------------------------------------------------
+
+SEED_ITEMS: list[dict[str, Any]] = [
+    {
+        "id": "1",
+        "key": "a",
+        "previous_id": "0",
+        "prefix": {
+            "run_id": "run-0",
+            "end_id": "3",
+            "exclude_system": True,
+            "exclude_reasoning": False,
+        },
+    },
+    {"id": "2", "key": "b", "previous_id": "1", "messages": ' [ {"t":"caf\u00e9 \U0001f600"} ] '},
+    {"id": "3", "key": "c", "previous_id": "2", "literal_part": {"data": "WyJh", "final": False}},
+    {"id": "4", "key": "d", "previous_id": "3", "literal_part": {"data": "Il0=", "final": True}},
+    {"id": "5", "key": "e", "previous_id": "4", "prepared": "AP8="},
+]
+
+
+def test_the_fast_seed_page_reading_equals_the_generated_models() -> None:
+    for sent in ({"records": SEED_ITEMS, "next_cursor": "5"}, {"records": [], "next_cursor": ""}):
+        body = json.loads(json.dumps(sent))
+        fast = _seeds._seed_page_json(body)
+        assert fast == _seeds._seed_page(SeedPageBody.from_dict(body))
+    page = _seeds._seed_page_json({"records": SEED_ITEMS, "next_cursor": "5"})
+    assert page.records[1].messages == SEED_ITEMS[1]["messages"].encode()
+    assert page.records[4].prepared == b"\x00\xff"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        pytest.param({**SEED_ITEMS[1], "prepared": "AP8="}, id="two_variants"),
+        pytest.param({k: v for k, v in SEED_ITEMS[1].items() if k != "messages"}, id="none"),
+        pytest.param({**SEED_ITEMS[4], "prepared": "AP8"}, id="unpadded"),
+        pytest.param({**SEED_ITEMS[2], "literal_part": {"data": "WyJh", "final": 1}}, id="int"),
+    ],
+)
+def test_the_fast_seed_page_reading_refuses_what_it_cannot_read_exactly(item: Any) -> None:
+    with pytest.raises((KeyError, TypeError, ValueError, AttributeError, binascii.Error)):
+        _seeds._seed_page_json({"records": [item], "next_cursor": ""})

@@ -128,6 +128,10 @@ def test_an_attempt_takes_at_most_ten_seconds_and_ends_well_inside_its_lease() -
         )
 
 
+def _resolving_to(address: str) -> rules.Resolve:
+    return lambda _host: [address]
+
+
 def test_a_host_resolving_to_an_address_embedding_an_internal_ipv4_is_not_sent_to() -> None:
     """NAT64, 6to4 and IPv4-compatible addresses that embed an internal IPv4 address are
     refused at send time as the address itself would be; one embedding a public one is
@@ -135,7 +139,7 @@ def test_a_host_resolving_to_an_address_embedding_an_internal_ipv4_is_not_sent_t
     with receiving(default=204) as receiver:
         url = f"http://hooks.example.test:{receiver.port}/hook"
         for address in ("64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "::127.0.0.1"):
-            config = WebhookConfig(resolve=lambda _host, address=address: [address])
+            config = WebhookConfig(resolve=_resolving_to(address))
             assert _send(config, _claimed(url)) is None
         assert receiver.received == []
         allowed = WebhookConfig(

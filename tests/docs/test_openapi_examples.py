@@ -25,8 +25,11 @@ import httpx
 import pytest
 
 from app.api.examples import (
+    APPEND_RUN_SEED_PREPARED,
     EVENT_ID_EXAMPLE,
+    ONE_SHOT_RUN,
     RUN,
+    SEED_HISTORY_END_EXAMPLE,
     SESSION,
     WEBHOOK_HOST,
     WEBHOOK_ID_EXAMPLE,
@@ -40,6 +43,11 @@ WRITES: Final = (
     "create-session",
     "start-root-run",
     "start-child-run",
+    # The seed of job-7 (its one-shot start attaches it): begun, its history appended (then
+    # its compiled start, APPEND_RUN_SEED_PREPARED), published.
+    "begin-run-seed",
+    "append-run-seed",
+    "publish-run-seed",
     "start-one-shot-run",
     "start-one-shot-child-run",
     "start-synchronous-run",
@@ -61,6 +69,12 @@ READS: Final = (
     "load-run",
     "load-transcript",
     "load-memory",
+    "load-run-seed",
+    "list-run-seed-records",
+    "list-run-preparation-records",
+    "find-run-preparation",
+    # A settlement of a published operation answers its preparation and changes nothing.
+    "settle-run-preparation",
 )
 ENDINGS: Final = (
     "record-run-cancellation",
@@ -235,6 +249,10 @@ def story(live: Live) -> dict[str, httpx.Response]:
             continue  # test_every_request_body_has_an_example names it
         assert_accepted(response, operation_id)
         answers[operation_id] = response
+        if operation_id == "append-run-seed":  # the attempt's compiled start follows
+            url = request_of(live.operations[operation_id], renames)["url"]
+            prepared = live.http.post(url, json=APPEND_RUN_SEED_PREPARED)
+            assert_accepted(prepared, "append-run-seed (its compiled start)")
     if "create-webhook" in answers:
         webhook_id = answers["create-webhook"].json()["webhook_id"]
         deliveries = live.http.get(f"/v1/webhooks/{webhook_id}/deliveries").json()
@@ -295,6 +313,17 @@ def test_the_examples_tell_one_story(live: Live, story: dict[str, httpx.Response
     transcript = story["list-run-transcript-records"].json()
     assert [r["type"] for r in transcript["records"]] == ["transcript_messages_appended"]
     assert story["load-run-record"].json() == transcript["records"][0]
+    # The one-shot run attached the seed published before it; its reads find it.
+    seed_end_id = live.http.get(f"/v1/runs/{ONE_SHOT_RUN}").json()["seed_end_id"]
+    assert seed_end_id == SEED_HISTORY_END_EXAMPLE
+    assert story["load-run-seed"].json()["end_id"] == seed_end_id
+    assert [r["id"] for r in story["list-run-seed-records"].json()["records"]] == ["1"]
+    assert [r["id"] for r in story["list-run-preparation-records"].json()["records"]] == ["2"]
+    for found in ("find-run-preparation", "settle-run-preparation"):
+        assert story[found].json() == {
+            "found": True,
+            "preparation": story["publish-run-seed"].json(),
+        }
 
 
 # --- response examples -------------------------------------------------------------------
@@ -347,6 +376,13 @@ def _same_shape(real: httpx.Response, example: dict[str, Any]) -> None:
     assert set(body) - context == set(example) - context, (body, example)
 
 
+def _unpublished_seed(live: Live) -> httpx.Response:
+    """The load of a seed declared (another run ID of the story's) but never published."""
+    renames = {ONE_SHOT_RUN: f"{ONE_SHOT_RUN}-unpublished"}
+    assert_accepted(send(live, "begin-run-seed", renames), "begin-run-seed")
+    return live.http.get(f"/v1/runs/{ONE_SHOT_RUN}-unpublished/seed", params={"seed_end_id": "0"})
+
+
 def test_the_problems_the_story_can_provoke_look_like_their_examples(
     live: Live, story: dict[str, httpx.Response]
 ) -> None:
@@ -376,6 +412,12 @@ def test_the_problems_the_story_can_provoke_look_like_their_examples(
         ("load-run-record", "record_not_found"): http.get(
             f"/v1/runs/{RUN}/record", params={"event_key": f"{RUN}:missing"}
         ),
+        ("load-run-seed", "seed_not_found"): http.get(
+            "/v1/runs/no-such-run/seed", params={"seed_end_id": "1"}
+        ),
+        # The same key with other messages.
+        ("append-run-seed", "seed_conflict"): send(live, "append-run-seed", {"Summarize": "Cut"}),
+        ("load-run-seed", "seed_not_published"): _unpublished_seed(live),
     }
     for (operation_id, code), real in provoked.items():
         assert real.json()["code"] == code, (operation_id, real.text)

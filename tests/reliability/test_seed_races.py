@@ -17,6 +17,7 @@ from runtime_store_client import (
     RunConflictError,
     RunPreparation,
     RunSeed,
+    RunStart,
     SeedConflictError,
     SeedDeclaration,
     SeedKind,
@@ -60,6 +61,18 @@ def publish(attempt_id: str, run_id: str) -> Callable[[HttpStore], RunPreparatio
     return lambda store: store.publish_run_seed(run_id, attempt_id, "1", "2", prepared)
 
 
+def settle(operation: PreparationOperation, attempt_id: str) -> Callable[[HttpStore], object]:
+    return lambda store: store.settle_run_preparation(operation, attempt_id)
+
+
+def begin_for(run: RunStart, session_id: str) -> Callable[[HttpStore], object]:
+    return lambda store: store.begin_run_seed(declaration(run.run_id, session_id, "a1"))
+
+
+def start_root(run: RunStart) -> Callable[[HttpStore], object]:
+    return lambda store: store.start_root_run(run, started_record(run), canceled_record(run))
+
+
 def test_racing_publications_of_one_run_id_publish_exactly_one_attempt(races: Races) -> None:
     session = new_session(races.store, uid("sess"))
     run_id = uid("run")
@@ -94,7 +107,7 @@ def test_settlement_against_publication_either_answers_the_preparation_or_abando
         )
         half = CLIENTS // 2
         calls: list[Callable[[HttpStore], object]] = [publish("a1", run_id)] * half
-        calls += [lambda store, op=operation: store.settle_run_preparation(op, "a1")] * half
+        calls += [settle(operation, "a1")] * half
 
         results = races.at_once(calls)
 
@@ -142,14 +155,8 @@ def test_a_begin_racing_an_unseeded_start_of_the_same_run_id_never_both_succeed(
     for _ in range(6):
         run = run_start(session_id=session.id)
         half = CLIENTS // 2
-        calls: list[Callable[[HttpStore], object]] = [
-            lambda store, run=run: store.begin_run_seed(declaration(run.run_id, session.id, "a1"))
-        ] * half
-        calls += [
-            lambda store, run=run: store.start_root_run(
-                run, started_record(run), canceled_record(run)
-            )
-        ] * half
+        calls: list[Callable[[HttpStore], object]] = [begin_for(run, session.id)] * half
+        calls += [start_root(run)] * half
 
         results = races.at_once(calls)
 

@@ -29,6 +29,9 @@ from runtime_store_client import (
     RunNotFoundError,
     RunRecordOwnerMismatchError,
     RunSessionMismatchError,
+    SeedConflictError,
+    SeedNotFoundError,
+    SeedNotPublishedError,
     SessionNotFoundError,
     SessionPurgedError,
 )
@@ -36,6 +39,9 @@ from runtime_store_client import (
 router = APIRouter(prefix="/v1/runs")
 
 
+#: The seed check of every start (CONTRACT.md 15.5): with ``seed_end_id``, its seed must be
+#: the run ID's published one; without, a new run ID must not be prepared for a seed.
+_SEED_PROBLEMS = (SeedNotFoundError, SeedNotPublishedError, SeedConflictError)
 _START_PROBLEMS = (
     RunRecordOwnerMismatchError,
     RunConflictError,
@@ -43,6 +49,7 @@ _START_PROBLEMS = (
     SessionNotFoundError,
     RunNotFoundError,
     SessionPurgedError,
+    *_SEED_PROBLEMS,
 )
 
 
@@ -70,6 +77,10 @@ async def start_root_run(body: RootRunStartRequest, request: Request) -> Respons
     on either side, is `run_conflict`. A run no longer `running` retried with its digest
     answers its original outcome, status and record IDs even when the retry proposes a new
     `started_at` (and record times); every other field must be the original's.
+
+    `run.seed_end_id` (every start takes it; absent, null or "" for none) attaches the run
+    ID's published seed: its history end, else `seed_not_found`, `seed_not_published` or
+    `seed_conflict`. A run ID prepared for a seed cannot start without it (`seed_conflict`).
     """
     store, calls = services(request)
     return respond(
@@ -129,7 +140,11 @@ async def start_child_run(body: ChildRunStartRequest, request: Request) -> Respo
     operation_id="start-one-shot-run",
     summary="Start a sessionless run",
     responses=problems(
-        RunRecordOwnerMismatchError, RunConflictError, EventConflictError, SessionPurgedError
+        RunRecordOwnerMismatchError,
+        RunConflictError,
+        EventConflictError,
+        SessionPurgedError,
+        *_SEED_PROBLEMS,
     ),
 )
 async def start_one_shot_run(body: OneShotRunStartRequest, request: Request) -> Response:
@@ -155,7 +170,11 @@ async def start_one_shot_run(body: OneShotRunStartRequest, request: Request) -> 
     operation_id="start-synchronous-run",
     summary="Start a synchronous run",
     responses=problems(
-        RunRecordOwnerMismatchError, RunConflictError, EventConflictError, SessionPurgedError
+        RunRecordOwnerMismatchError,
+        RunConflictError,
+        EventConflictError,
+        SessionPurgedError,
+        *_SEED_PROBLEMS,
     ),
 )
 async def start_synchronous_run(body: SynchronousRunStartRequest, request: Request) -> Response:

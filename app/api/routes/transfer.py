@@ -52,6 +52,10 @@ _PUT_SECONDS: Final = 0.5
 _STARTED = '{"ParentRunID":"","PredecessorRunID":"","Labels":null}'
 
 
+#: The example session prepared no run with a seed (CONTRACT.md 15.7).
+_NO_SEEDS: dict[str, int] = {"seed_operations": 0, "seed_attempts": 0, "seed_records": 0}
+
+
 def _example_file() -> str:
     """A whole session file, as an export writes it (a finished one-run session); the
     request example of an import, which a service that never held it accepts."""
@@ -98,12 +102,13 @@ def _example_file() -> str:
                 "checkpoint": None,
                 "request_digest": None,
                 "start_kind": "engine",
+                "seed_end_id": "",
             }
         },
         record(1, f"{run}:start", "run_started", _STARTED, 1),
         record(2, f"{run}:note-1", "planner_note", '{"note":"looked it up"}', 2),
         record(3, f"{run}:done", "run_completed", '{"status":"success","phase":"completed"}', 5),
-        {"end": {"runs": 1, "records": 3, "memory_events": 0, "memory_batches": 0}},
+        {"end": {"runs": 1, "records": 3, "memory_events": 0, "memory_batches": 0, **_NO_SEEDS}},
     ]
     return "".join(encode_export_line(line).decode() for line in lines)
 

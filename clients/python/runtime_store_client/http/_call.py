@@ -1,6 +1,6 @@
 """One request as a ``Call``, and the store methods that send one.
 
-Each contract operation is described once, in the call table (``_operations``,
+Each contract operation is described once, in the call table (``_operations``, ``_seeds``,
 ``_webhooks``): a function with the method's own signature and docstring that checks its
 arguments and returns the ``Call`` (the generated endpoint, its arguments, the conversion
 of its result). ``HttpStore`` and ``AsyncHttpStore`` list the table's functions as

@@ -151,6 +151,7 @@ def run_meta(body: RunMetaBody) -> RunMeta:
         cancellation_reason=body.cancellation_reason,
         successor_run_id=body.successor_run_id,
         start_kind=RunStartKind(body.start_kind.value),
+        seed_end_id=body.seed_end_id,
     )
 
 

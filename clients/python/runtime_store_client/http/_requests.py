@@ -112,7 +112,15 @@ def run_start_body(run: RunStart) -> RunStartBody:
         predecessor_run_id=run.predecessor_run_id,
         started_at=wire_time(run.started_at, "run.started_at"),
         labels=_labels(run.labels, RunStartBodyLabelsType0),
+        seed_end_id=_seed_end_id(run.seed_end_id),
     )
+
+
+def _seed_end_id(value: str) -> str | Unset:
+    """A start's seed (CONTRACT.md 15.5): absent for none."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError("run.seed_end_id must be a string")
+    return value or UNSET
 
 
 def checkpoint_body(checkpoint: Checkpoint) -> CheckpointBody:

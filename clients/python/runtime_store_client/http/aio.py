@@ -18,7 +18,7 @@ from ..types import (
     WaitUntil,
 )
 from . import _operations as ops
-from . import _transfer, _webhooks
+from . import _seeds, _transfer, _webhooks
 from ._call import AsyncOperation, Call
 from ._positions import Positions
 from ._problems import problem_error
@@ -108,7 +108,7 @@ class AsyncHttpStore:
             except FAILURES as exc:
                 await asyncio.sleep(attempts.after(exc))
 
-    # --- one request each: the call table (``_operations``, ``_webhooks``) ----------------
+    # --- one request each: the call table (``_operations``, ``_webhooks``, ``_seeds``) ------
 
     start_root_run = AsyncOperation(ops.start_root_run)
     start_child_run = AsyncOperation(ops.start_child_run)
@@ -147,6 +147,14 @@ class AsyncHttpStore:
     delete_webhook = AsyncOperation(_webhooks.delete_webhook)
     list_webhook_deliveries = AsyncOperation(_webhooks.list_webhook_deliveries)
     retry_webhook_delivery = AsyncOperation(_webhooks.retry_webhook_delivery)
+    begin_run_seed = AsyncOperation(_seeds.begin_run_seed)
+    append_run_seed = AsyncOperation(_seeds.append_run_seed)
+    publish_run_seed = AsyncOperation(_seeds.publish_run_seed)
+    find_run_preparation = AsyncOperation(_seeds.find_run_preparation)
+    settle_run_preparation = AsyncOperation(_seeds.settle_run_preparation)
+    load_run_seed = AsyncOperation(_seeds.load_run_seed)
+    list_run_seed_records = AsyncOperation(_seeds.list_run_seed_records)
+    list_run_preparation_records = AsyncOperation(_seeds.list_run_preparation_records)
 
     # --- more than one request ------------------------------------------------------------
 

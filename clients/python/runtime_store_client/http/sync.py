@@ -27,7 +27,7 @@ from ..types import (
     WaitUntil,
 )
 from . import _operations as ops
-from . import _transfer, _webhooks
+from . import _seeds, _transfer, _webhooks
 from ._call import Call, Operation
 from ._lean import LeanAsyncClient, LeanClient
 from ._positions import Positions
@@ -134,7 +134,7 @@ class HttpStore:
             except FAILURES as exc:
                 time.sleep(attempts.after(exc))
 
-    # --- one request each: the call table (``_operations``, ``_webhooks``) ----------------
+    # --- one request each: the call table (``_operations``, ``_webhooks``, ``_seeds``) ------
 
     start_root_run = Operation(ops.start_root_run)
     start_child_run = Operation(ops.start_child_run)
@@ -173,6 +173,14 @@ class HttpStore:
     delete_webhook = Operation(_webhooks.delete_webhook)
     list_webhook_deliveries = Operation(_webhooks.list_webhook_deliveries)
     retry_webhook_delivery = Operation(_webhooks.retry_webhook_delivery)
+    begin_run_seed = Operation(_seeds.begin_run_seed)
+    append_run_seed = Operation(_seeds.append_run_seed)
+    publish_run_seed = Operation(_seeds.publish_run_seed)
+    find_run_preparation = Operation(_seeds.find_run_preparation)
+    settle_run_preparation = Operation(_seeds.settle_run_preparation)
+    load_run_seed = Operation(_seeds.load_run_seed)
+    list_run_seed_records = Operation(_seeds.list_run_seed_records)
+    list_run_preparation_records = Operation(_seeds.list_run_preparation_records)
 
     # --- more than one request ------------------------------------------------------------
 

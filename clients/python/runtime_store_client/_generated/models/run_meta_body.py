@@ -44,6 +44,7 @@ class RunMetaBody:
             cancellation_reason (str):
             successor_run_id (str): The continuation admitted for this suspended run; "" until one starts.
             start_kind (RunStartKind): How a run was started (CONTRACT.md 12.2); a run ID is for ever one kind.
+            seed_end_id (str): The seed history end the run's first start attached; "" when none.
      """
 
     run_id: str
@@ -58,6 +59,7 @@ class RunMetaBody:
     cancellation_reason: str
     successor_run_id: str
     start_kind: RunStartKind
+    seed_end_id: str
 
 
 
@@ -89,6 +91,8 @@ class RunMetaBody:
 
         start_kind = self.start_kind.value
 
+        seed_end_id = self.seed_end_id
+
 
         field_dict: dict[str, Any] = {}
 
@@ -105,6 +109,7 @@ class RunMetaBody:
             "cancellation_reason": cancellation_reason,
             "successor_run_id": successor_run_id,
             "start_kind": start_kind,
+            "seed_end_id": seed_end_id,
         })
 
         return field_dict
@@ -157,6 +162,8 @@ class RunMetaBody:
 
 
 
+        seed_end_id = d.pop("seed_end_id")
+
         run_meta_body = cls(
             run_id=run_id,
             agent_id=agent_id,
@@ -170,6 +177,7 @@ class RunMetaBody:
             cancellation_reason=cancellation_reason,
             successor_run_id=successor_run_id,
             start_kind=start_kind,
+            seed_end_id=seed_end_id,
         )
 
         return run_meta_body

@@ -35,6 +35,8 @@ class RunStartBody:
             parent_run_id (str | Unset): Required for child starts. Default: ''.
             predecessor_run_id (str | Unset): The suspended run this start continues, if any. Default: ''.
             labels (None | RunStartBodyLabelsType0 | Unset): String labels; absent, null and {} are equal.
+            seed_end_id (None | str | Unset): The published seed history end this start attaches (CONTRACT.md 15.5); absent,
+                null and "" mean none.
      """
 
     run_id: str
@@ -44,6 +46,7 @@ class RunStartBody:
     parent_run_id: str | Unset = ''
     predecessor_run_id: str | Unset = ''
     labels: None | RunStartBodyLabelsType0 | Unset = UNSET
+    seed_end_id: None | str | Unset = UNSET
 
 
 
@@ -71,6 +74,12 @@ class RunStartBody:
         else:
             labels = self.labels
 
+        seed_end_id: None | str | Unset
+        if isinstance(self.seed_end_id, Unset):
+            seed_end_id = UNSET
+        else:
+            seed_end_id = self.seed_end_id
+
 
         field_dict: dict[str, Any] = {}
 
@@ -87,6 +96,8 @@ class RunStartBody:
             field_dict["predecessor_run_id"] = predecessor_run_id
         if labels is not UNSET:
             field_dict["labels"] = labels
+        if seed_end_id is not UNSET:
+            field_dict["seed_end_id"] = seed_end_id
 
         return field_dict
 
@@ -131,6 +142,16 @@ class RunStartBody:
         labels = _parse_labels(d.pop("labels", UNSET))
 
 
+        def _parse_seed_end_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        seed_end_id = _parse_seed_end_id(d.pop("seed_end_id", UNSET))
+
+
         run_start_body = cls(
             run_id=run_id,
             agent_id=agent_id,
@@ -139,6 +160,7 @@ class RunStartBody:
             parent_run_id=parent_run_id,
             predecessor_run_id=predecessor_run_id,
             labels=labels,
+            seed_end_id=seed_end_id,
         )
 
         return run_start_body

@@ -157,6 +157,10 @@ def sync_detailed(
     answers its original outcome, status and record IDs even when the retry proposes a new
     `started_at` (and record times); every other field must be the original's.
 
+    `run.seed_end_id` (every start takes it; absent, null or "" for none) attaches the run
+    ID's published seed: its history end, else `seed_not_found`, `seed_not_published` or
+    `seed_conflict`. A run ID prepared for a seed cannot start without it (`seed_conflict`).
+
     Args:
         body (RootRunStartRequest):
 
@@ -203,6 +207,10 @@ def sync(
     answers its original outcome, status and record IDs even when the retry proposes a new
     `started_at` (and record times); every other field must be the original's.
 
+    `run.seed_end_id` (every start takes it; absent, null or "" for none) attaches the run
+    ID's published seed: its history end, else `seed_not_found`, `seed_not_published` or
+    `seed_conflict`. A run ID prepared for a seed cannot start without it (`seed_conflict`).
+
     Args:
         body (RootRunStartRequest):
 
@@ -243,6 +251,10 @@ async def asyncio_detailed(
     on either side, is `run_conflict`. A run no longer `running` retried with its digest
     answers its original outcome, status and record IDs even when the retry proposes a new
     `started_at` (and record times); every other field must be the original's.
+
+    `run.seed_end_id` (every start takes it; absent, null or "" for none) attaches the run
+    ID's published seed: its history end, else `seed_not_found`, `seed_not_published` or
+    `seed_conflict`. A run ID prepared for a seed cannot start without it (`seed_conflict`).
 
     Args:
         body (RootRunStartRequest):
@@ -289,6 +301,10 @@ async def asyncio(
     on either side, is `run_conflict`. A run no longer `running` retried with its digest
     answers its original outcome, status and record IDs even when the retry proposes a new
     `started_at` (and record times); every other field must be the original's.
+
+    `run.seed_end_id` (every start takes it; absent, null or "" for none) attaches the run
+    ID's published seed: its history end, else `seed_not_found`, `seed_not_published` or
+    `seed_conflict`. A run ID prepared for a seed cannot start without it (`seed_conflict`).
 
     Args:
         body (RootRunStartRequest):

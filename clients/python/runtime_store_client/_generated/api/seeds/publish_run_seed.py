@@ -1,0 +1,303 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.publish_run_seed_request import PublishRunSeedRequest
+from ...models.run_preparation_body import RunPreparationBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    run_id: str,
+    attempt_id: str,
+    *,
+    body: PublishRunSeedRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/runs/{run_id}/seed/attempts/{attempt_id}/publication".format(run_id=quote(str(run_id), safe=""),attempt_id=quote(str(attempt_id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | RunPreparationBody | None:
+    if response.status_code == 200:
+        response_200 = RunPreparationBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+
+
+        return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | RunPreparationBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    run_id: str,
+    attempt_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PublishRunSeedRequest,
+
+) -> Response[Problem | RunPreparationBody]:
+    """ Publish a seed attempt
+
+     Seal the attempt's whole chain at once: `seed_end_id` must be its history end,
+    `end_id` its body end and `prepared_bytes` (more than 0) its prepared total, a source
+    must be placed by its `prefix` and no literal left open, else `seed_conflict`. Once
+    published the attempt is the run ID's only readable seed, which a start attaches with
+    `seed_end_id`. Publishing again answers the same; another attempt of the run ID after
+    one published is `seed_conflict`.
+
+    Args:
+        run_id (str): The run ID the seed prepares.
+        attempt_id (str): The attempt ID, chosen by the caller.
+        body (PublishRunSeedRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | RunPreparationBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        run_id=run_id,
+attempt_id=attempt_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    run_id: str,
+    attempt_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PublishRunSeedRequest,
+
+) -> Problem | RunPreparationBody | None:
+    """ Publish a seed attempt
+
+     Seal the attempt's whole chain at once: `seed_end_id` must be its history end,
+    `end_id` its body end and `prepared_bytes` (more than 0) its prepared total, a source
+    must be placed by its `prefix` and no literal left open, else `seed_conflict`. Once
+    published the attempt is the run ID's only readable seed, which a start attaches with
+    `seed_end_id`. Publishing again answers the same; another attempt of the run ID after
+    one published is `seed_conflict`.
+
+    Args:
+        run_id (str): The run ID the seed prepares.
+        attempt_id (str): The attempt ID, chosen by the caller.
+        body (PublishRunSeedRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | RunPreparationBody
+     """
+
+
+    return sync_detailed(
+        run_id=run_id,
+attempt_id=attempt_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    run_id: str,
+    attempt_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PublishRunSeedRequest,
+
+) -> Response[Problem | RunPreparationBody]:
+    """ Publish a seed attempt
+
+     Seal the attempt's whole chain at once: `seed_end_id` must be its history end,
+    `end_id` its body end and `prepared_bytes` (more than 0) its prepared total, a source
+    must be placed by its `prefix` and no literal left open, else `seed_conflict`. Once
+    published the attempt is the run ID's only readable seed, which a start attaches with
+    `seed_end_id`. Publishing again answers the same; another attempt of the run ID after
+    one published is `seed_conflict`.
+
+    Args:
+        run_id (str): The run ID the seed prepares.
+        attempt_id (str): The attempt ID, chosen by the caller.
+        body (PublishRunSeedRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | RunPreparationBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        run_id=run_id,
+attempt_id=attempt_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    run_id: str,
+    attempt_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PublishRunSeedRequest,
+
+) -> Problem | RunPreparationBody | None:
+    """ Publish a seed attempt
+
+     Seal the attempt's whole chain at once: `seed_end_id` must be its history end,
+    `end_id` its body end and `prepared_bytes` (more than 0) its prepared total, a source
+    must be placed by its `prefix` and no literal left open, else `seed_conflict`. Once
+    published the attempt is the run ID's only readable seed, which a start attaches with
+    `seed_end_id`. Publishing again answers the same; another attempt of the run ID after
+    one published is `seed_conflict`.
+
+    Args:
+        run_id (str): The run ID the seed prepares.
+        attempt_id (str): The attempt ID, chosen by the caller.
+        body (PublishRunSeedRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | RunPreparationBody
+     """
+
+
+    return (await asyncio_detailed(
+        run_id=run_id,
+attempt_id=attempt_id,
+client=client,
+body=body,
+
+    )).parsed
