@@ -44,6 +44,7 @@ _RUN: Final = json.dumps(
         "cancellation_reason": "",
         "successor_run_id": "",
         "start_kind": "engine",
+        "seed_end_id": "",
     }
 ).encode()
 
