@@ -158,7 +158,7 @@ async def sitting(iterations: int, log_dir: Path) -> list[str]:
                 ),
             ]
             lines.append(
-                f"{'one pair, ms (' + str(iterations) + ' pairs)':58s} {'mean':>8s} {'median':>8s}"
+                f"{'one pair, ms (' + str(iterations) + ' pairs)':68s} {'mean':>8s} {'median':>8s}"
             )
             for name, pair in runs:
                 lines.append(row(name, await measure(pair, iterations)))
