@@ -6,17 +6,38 @@ slow subscriber could take still delivers another subscriber's events at once.""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore, WebhookConfig
+from app.storage import SqlStore, WebhookConfig, create_engine, upgrade_schema
 from app.webhook_dispatcher import WebhookDispatcher
 from runtime_store_client import DeliveryStatus, RunStatus
 from tests.contract.builders import T0, new_session, start_root, terminal_record
 from tests.delivery.receiver import receiving
+from tests.reliability.cluster import fresh_database
 
 LEASE_MS = 15_000
 UNUSED_URL = "http://127.0.0.1:9/hook"  # never sent to: the tests claim by hand
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A database of this test's own: the session's shared ones may be served by a live
+    service of another module, whose dispatcher would claim these deliveries too."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'dispatch.db'}"
+        upgrade_schema(url)
+        private = create_engine(url)
+        yield private
+        private.dispose()
+        return
+    with fresh_database(request.getfixturevalue("postgres_url")) as database:
+        private = create_engine(database.url)
+        yield private
+        private.dispose()
 
 
 def _store(engine: Engine) -> SqlStore:
