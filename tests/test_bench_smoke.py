@@ -24,6 +24,7 @@ from bench import (
     batch_growth,
     client_cost,
     one_worker,
+    seed_chain,
     start_paths,
     store_drivers,
     terminal_paths,
@@ -256,6 +257,19 @@ def test_terminal_paths_measures_both_paths_in_every_round_and_leaves_no_databas
     assert set(figures) == {(path, threads) for path in terminal_paths.PATHS for threads in (1, 2)}
     assert all(len(cells) == 2 and all(rate > 0 for rate, _ in cells) for cells in figures.values())
     assert _bench_databases(server) == before
+
+
+def test_seed_chain_stores_each_turn_alone_and_reads_each_run_once() -> None:
+    """``python -m bench.seed_chain``: every turn of a next_turn chain stores as many bytes
+    as the first seeded one (one reference, no copy), and the full composed read of the
+    last run makes four requests per run of the chain and one more (CONTRACT.md 15.6)."""
+    turns = 4
+    figures = seed_chain.main(["--turns", str(turns)])["sqlite"]
+
+    assert figures["bytes last turn"] - figures["bytes turn 2"] <= 1
+    assert figures["requests"] == 4 * turns + 1
+    assert figures["messages"] == 2 * turns  # each turn's question and answer, no system
+    assert figures["read ms"] > 0
 
 
 def test_store_drivers_measures_every_call_both_ways_and_leaves_no_database() -> None:
