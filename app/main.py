@@ -50,6 +50,7 @@ from .console import root_router as console_root_router
 from .console import router as console_router
 from .observability.setup import Observability
 from .retention_sweeper import RetentionSweeper
+from .serving import freeze_startup_heap
 from .settings import Settings
 from .storage import (
     REPLICA_CONNECT_TIMEOUT_SECONDS,
@@ -270,11 +271,18 @@ async def _services(
         engine.dispose()
 
 
-def create_app(settings: Settings | None = None, *, tracer_provider: Any = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    tracer_provider: Any = None,
+    freeze_heap: bool = False,
+) -> FastAPI:
     """Build the application; the engine lives as long as the app's lifespan.
 
     Traces are on when the ``OTEL_*`` variables ask for them (app/observability/tracing.py)
-    or a ``tracer_provider`` is given (tests give one with an in-memory exporter).
+    or a ``tracer_provider`` is given (tests give one with an in-memory exporter). With
+    ``freeze_heap`` (a served worker: one app per process) the heap as the lifespan has
+    started it leaves the collector's full passes (``freeze_startup_heap``).
     """
     settings = settings or Settings()
     observability = Observability.of(
@@ -284,6 +292,8 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with _services(app, settings, observability):
+            if freeze_heap:
+                freeze_startup_heap()
             yield
 
     app = FastAPIOffline(
@@ -339,5 +349,6 @@ def create_app(settings: Settings | None = None, *, tracer_provider: Any = None)
 
 
 def create_app_from_environment() -> FastAPI:
-    """Factory for ``uvicorn --factory`` and ``runtime-store serve``."""
-    return create_app(Settings())
+    """Factory for ``uvicorn --factory`` and ``runtime-store serve``: one app per worker
+    process, whose start-up heap is frozen."""
+    return create_app(Settings(), freeze_heap=True)

@@ -6,10 +6,12 @@ and from the contract dataclasses of ``runtime_store_client``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from collections.abc import Callable
+from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
+from app.domain.webhooks import MAX_URL_CHARS
 from app.observability.context import note_record
 from runtime_store_client import (
     AppendResult,
@@ -41,8 +43,9 @@ from runtime_store_client import (
     WebhookDelivery,
     WebhookEventType,
 )
+from runtime_store_client.types import MEMORY_EVENT_TYPES
 
-from .wire import EXAMPLE_DIGEST, Base64Bytes, Payload, Time, format_digest, parse_digest
+from .wire import EXAMPLE_DIGEST, CheckpointData, Payload, Time, format_digest, parse_digest
 
 Labels = Annotated[
     dict[str, str] | None,
@@ -68,6 +71,27 @@ JsonObject = Annotated[
 
 class WireModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+#: A string the contract requires non-empty: ``minLength`` in the document, while the store
+#: keeps refusing ``""`` with its own ``invalid_argument`` message (``run.session_id is
+#: required``), the one rule in one place.
+NON_EMPTY: Final[dict[str, Any]] = {"minLength": 1}
+
+
+def required_in_document(*names: str) -> Callable[[dict[str, Any]], None]:
+    """A model's ``json_schema_extra`` naming fields ``required`` (without a ``default``)
+    that the model itself defaults to ``""``, so that a missing one reaches the store's
+    check and its message, as an empty one does."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        properties: dict[str, dict[str, Any]] = schema["properties"]
+        for name in names:
+            properties[name].pop("default", None)
+        required = {*schema.get("required", ()), *names}
+        schema["required"] = [name for name in properties if name in required]
+
+    return extra
 
 
 # --- sessions --------------------------------------------------------------------------
@@ -112,7 +136,11 @@ class RunStartBody(WireModel):
 
     run_id: str = Field(description="The run ID (the workflow ID).", examples=["run-42"])
     agent_id: str = Field(examples=["planner"])
-    session_id: str = Field(default="", description="Required for root and child starts.")
+    session_id: str = Field(
+        default="",
+        description='"" for the sessionless starts this body serves (one-shot and '
+        "synchronous); root and child starts name their session (SessionRunStartBody).",
+    )
     parent_run_id: str = Field(default="", description="Required for child starts.")
     predecessor_run_id: str = Field(
         default="", description="The suspended run this start continues, if any."
@@ -183,7 +211,7 @@ class CheckpointBody(WireModel):
     """A continuation checkpoint: opaque bytes as base64."""
 
     id: str = Field(examples=["cp-1"])
-    data: Base64Bytes
+    data: CheckpointData
 
     def contract(self) -> Checkpoint:
         return Checkpoint(id=self.id, data=self.data)
@@ -274,8 +302,20 @@ RequestDigest = Annotated[
 ]
 
 
+class SessionRunStartBody(RunStartBody):
+    """Input of a root or child start (CONTRACT.md 1.4): the run's session is required."""
+
+    model_config = ConfigDict(json_schema_extra=required_in_document("session_id"))
+
+    session_id: str = Field(
+        default="",
+        description="The run's session: required for root and child starts.",
+        json_schema_extra=NON_EMPTY,
+    )
+
+
 class RootRunStartRequest(WireModel):
-    run: RunStartBody
+    run: SessionRunStartBody
     started: RecordBody = Field(description="The run_started record.")
     canceled: RecordBody = Field(
         description="The canceled run_completed record, used if the session has ended."
@@ -284,7 +324,7 @@ class RootRunStartRequest(WireModel):
 
 
 class ChildRunStartRequest(WireModel):
-    run: RunStartBody
+    run: SessionRunStartBody
     parent_linked: RecordBody = Field(description="The child_run_linked record of the parent.")
     started: RecordBody
     canceled: RecordBody
@@ -389,7 +429,12 @@ class AppendResultsBody(WireModel):
 
 
 class CancellationRequest(WireModel):
-    reason: str = Field(examples=[CancellationReason.USER_REQUESTED.value])
+    reason: str = Field(
+        description="Why the run is canceled: non-empty; user_requested, session_ended and "
+        "engine_canceled have a meaning, any other reason is allowed.",
+        examples=[CancellationReason.USER_REQUESTED.value],
+        json_schema_extra=NON_EMPTY,
+    )
     record: RecordBody = Field(description="The runtime.cancellation_intent record.")
 
 
@@ -464,6 +509,8 @@ class MemoryEventBody(WireModel):
         description="user_message, assistant_message, tool_call, tool_result, planner_note "
         "or thinking.",
         examples=["user_message"],
+        # The store refuses any other type with its own message (section 9).
+        json_schema_extra={"enum": [*sorted(MEMORY_EVENT_TYPES)]},
     )
     timestamp: Time
     data: JsonObject = Field(default_factory=dict)
@@ -510,6 +557,8 @@ class CreateWebhookRequest(WireModel):
         description="Where events are POSTed: http or https; hosts resolving to internal "
         "addresses are refused unless allowed by RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS.",
         examples=["https://hooks.example.com/runtime-store"],
+        # The store refuses a longer one with its own message.
+        json_schema_extra={"maxLength": MAX_URL_CHARS},
     )
     events: list[WebhookEventType] = Field(
         min_length=1, description="The event types this subscription receives."

@@ -20,6 +20,7 @@ from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 
 from runtime_store_client.times import (
     EXAMPLE,
+    TIME_PATTERN,
     TimeError,
     check_time,
     format_rfc3339,
@@ -98,7 +99,10 @@ Time = Annotated[
         {
             "type": "string",
             "format": "date-time",
-            "description": "RFC 3339 time, UTC, millisecond precision.",
+            "pattern": TIME_PATTERN,
+            "description": "RFC 3339 time with any offset, read as UTC; written as UTC with "
+            "exactly three fraction digits and `Z`. Digits past the milliseconds must be "
+            "zeros (a finer part is an error, never truncated).",
             "examples": [EXAMPLE],
         }
     ),
@@ -127,6 +131,23 @@ Base64Bytes = Annotated[
             "type": "string",
             "format": "byte",
             "description": "Opaque bytes as standard base64.",
+            "examples": ["AAFvcGFxdWX/"],
+        }
+    ),
+]
+
+#: Checkpoint data (CONTRACT.md 1.6): required and non-empty, so its base64 is too. The
+#: document says so; the store refuses empty data with its own message.
+CheckpointData = Annotated[
+    bytes,
+    BeforeValidator(parse_base64),
+    PlainSerializer(format_base64, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "byte",
+            "minLength": 1,
+            "description": "Non-empty opaque bytes as standard base64.",
             "examples": ["AAFvcGFxdWX/"],
         }
     ),

@@ -160,7 +160,11 @@ class Target:
 def parse_url(url: str) -> Target:
     """An ``http`` or ``https`` URL with a host and no credentials."""
     check_plain_text(url, "url")
-    if len(url) > MAX_URL_CHARS or any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+    if len(url) > MAX_URL_CHARS:
+        raise InvalidArgumentError(
+            f"url is {len(url)} characters long; a webhook URL has at most {MAX_URL_CHARS}"
+        )
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
         raise InvalidArgumentError("url must be an http or https URL without spaces")
     try:
         parts: SplitResult = urlsplit(url)

@@ -28,7 +28,7 @@ from .bounds import (
     connection_cap,
     open_file_limit,
 )
-from .memory import MALLOC_ARENAS, limit_malloc_arenas
+from .memory import MALLOC_ARENAS, freeze_startup_heap, limit_malloc_arenas
 from .port import listen_problem
 from .workers import (
     CRASH_LOOP_STARTS,
@@ -57,6 +57,7 @@ __all__ = [
     "Worker",
     "bind_worker_sockets",
     "connection_cap",
+    "freeze_startup_heap",
     "limit_malloc_arenas",
     "listen_problem",
     "open_file_limit",

@@ -1,8 +1,11 @@
-"""glibc's malloc arenas capped for the service and its workers (docs/performance.md)."""
+"""A serving process's memory: glibc's malloc arenas capped for the service and its workers,
+and each worker's start-up heap kept out of the garbage collector's full passes
+(docs/performance.md)."""
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import platform
 from typing import TYPE_CHECKING
@@ -32,3 +35,22 @@ def limit_malloc_arenas() -> bool:
         return False
     # The running process's own symbols: glibc is loaded already, no library search.
     return bool(ctypes.CDLL(None).mallopt(_M_ARENA_MAX, MALLOC_ARENAS))
+
+
+def freeze_startup_heap() -> int:
+    """Move every object alive now (the modules, the app, its engines and stores) to the
+    collector's permanent generation, after collecting what start-up left behind; how many
+    objects were frozen.
+
+    A full collection walks every tracked object: a started worker holds about 160,000,
+    and one full pass took 70-150 ms on the 2-core machine, every thread of the worker
+    stopped meanwhile (the GIL). Work that allocates a lot, such as an import of 222,222
+    records, triggers one every second or two, and each stalled the worker's other
+    requests (an append waited ~100-230 ms). Frozen, the start-up heap is never walked
+    again, and a full pass costs what was allocated since. Those objects live as long as
+    the worker anyway; once per worker, after its lifespan has started (never in tests,
+    whose process builds many apps).
+    """
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine
 from app.storage.database import read_deadlines
+from app.storage.transfer import sinks
 from runtime_store_client import (
     InvalidArgumentError,
     Record,
@@ -200,3 +201,54 @@ def test_a_small_append_answers_within_a_second_while_a_big_import_runs(
             sa.text("SELECT count(*) FROM run_records WHERE session_id = :s"), {"s": session_id}
         ).scalar()
     assert count == 10 * 2001 + 0  # run_started and the notes of every run
+
+
+#: What each copied slice holds the writer for in the test below: a slow machine's slice.
+_SLOW_SLICE_SECONDS = 0.04
+
+
+@pytest.mark.serial  # timing
+def test_a_writer_waiting_for_sqlite_gets_it_between_back_to_back_slices(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounded holds are not enough: SQLite hands its lock to no one in particular, and a
+    writer waiting in its busy handler sleeps through the instants between two slices of a
+    publish (CONTRACT.md 2.10). Slices of 40 ms back to back, 3.2 s of them: an append
+    that arrives meanwhile waits about one turn of the publish (``sinks._Turns``), not
+    until it is over."""
+    engine = create_engine(sqlite_url)
+    try:
+        store = SqlStore(engine)
+        wipe(engine)
+        session_id = big_session(store, runs=4, records=400, size=100)
+        data = exported(store, session_id)
+        wipe(engine)
+        writer = start_root(store, new_session(store).id).run
+        copying = threading.Event()
+        copy = sinks._copy_records
+
+        def slow_copy(conn: sa.Connection, **slice_: Any) -> None:
+            copying.set()
+            time.sleep(_SLOW_SLICE_SECONDS)  # inside the slice's transaction: the lock held
+            copy(conn, **slice_)
+
+        monkeypatch.setattr(sinks, "SLICE_ROWS", 20)  # 80 slices
+        monkeypatch.setattr(sinks, "_copy_records", slow_copy)
+
+        importing = Importing(store, io.BytesIO(data))
+        assert copying.wait(30), "the publish never began copying"
+        waits: list[float] = []
+        while importing.thread.is_alive() and len(waits) < 12:
+            began = time.perf_counter()
+            store.append_run_record(record(writer))
+            waits.append(time.perf_counter() - began)
+            time.sleep(0.05)  # a waiter that arrives anywhere in a turn
+
+        assert isinstance(importing.outcome(), Session)
+        # A turn (75 ms: two slices) and the slice in progress: 0.03-0.11 s, with room for
+        # a busy machine; without the pauses the first append waited for the whole publish
+        # (3.5 s).
+        assert max(waits) < 0.6, [round(wait, 3) for wait in waits]
+        assert len(waits) == 12, f"only {len(waits)} appends while the publish copied"
+    finally:
+        engine.dispose()

@@ -8,7 +8,10 @@ few at the edges of the range, consistent lifecycle records), which reach the st
 instead of stopping at validation. Seeds are fixed, so every run sends the same requests.
 
 With the token: no 5xx, and every response is documented (status code, content type, body
-schema); every error is a problem whose ``status`` and ``code`` agree. Without a token:
+schema); every error is a problem whose ``status`` and ``code`` agree. The live tail's
+streams are fuzzed too: the events a stream sent before a short read deadline are judged
+one by one against the document's event schema (``itemSchema``), and waits are steered
+to short timeouts. Without a token:
 every request to every operation is a 401 ``unauthenticated`` problem. Afterwards the
 database passes ``verify_database`` when that module exists.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import re
 import time
 import zlib
 from collections import Counter
@@ -85,21 +89,22 @@ class FuzzTarget:
     token: str
     schema: OpenApiSchema
 
-    def operations(self, *, streams: bool) -> list[APIOperation[Any, Any, Any, Any]]:
+    def operations(self) -> list[APIOperation[Any, Any, Any, Any]]:
         operations = []
         for result in self.schema.get_all_operations():
             assert isinstance(result, Ok), f"the document has an invalid operation: {result}"
-            operation = result.ok()
-            if streams or operation.definition.raw.get("operationId") not in STREAMS:
-                operations.append(operation)
+            operations.append(result.ok())
         return operations
 
 
-#: The live tail's streams (CONTRACT.md 11.3) never end while their run is running, and a
-#: wait (13.4) holds its answer up to its timeout: with a token they are not fuzzed
-#: (tests/tail and tests/delivery cover what they refuse); without one they are, since the
-#: 401 comes before any streaming or waiting.
-STREAMS: Final = frozenset({"tail-run-records", "tail-session-run-records", "wait-for-run"})
+#: The live tail's streams (CONTRACT.md 11.3) never end while their run is running or their
+#: session exists: schemathesis keeps what a stream sent before the read deadline and judges
+#: those events (each against the document's event schema). A wait (13.4) holds its answer
+#: up to its ``timeout``, which steered cases keep short.
+STREAMS: Final = frozenset({"tail-run-records", "tail-session-run-records"})
+STREAM_SECONDS: Final = 0.3
+#: A wait's longest ``timeout`` in seconds, in every case that sends a valid one.
+WAIT_SECONDS: Final = 0.1
 
 
 @schemathesis.serializer("application/x-ndjson")
@@ -330,6 +335,23 @@ def steer(case: Case[Any], draw: Draw) -> None:
         case.body = body
 
 
+def _shorten_wait(case: Case[Any]) -> None:
+    """A wait's ``timeout`` becomes at most ``WAIT_SECONDS`` when it is absent (30 s) or a
+    valid one (a JSON number from 0 to 60); an invalid one stays, to be refused."""
+    if case.operation.label != "GET /v1/runs/{run_id}/wait":
+        return
+    query = case.query if isinstance(case.query, dict) else {}
+    value = query.get("timeout")
+    if value is None or (
+        _JSON_NUMBER.fullmatch(str(value)) is not None and 0 <= float(value) <= 60
+    ):
+        query["timeout"] = min(float(value or WAIT_SECONDS), WAIT_SECONDS)
+        case.query = query
+
+
+_JSON_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
 # --- judging responses -----------------------------------------------------------------
 
 
@@ -484,8 +506,10 @@ def fuzz_operation(
             for name in [name for name in case.headers if name.lower() == "authorization"]:
                 del case.headers[name]
         headers = {"Authorization": f"Bearer {token}"} if token else None
+        _shorten_wait(case)
+        streams = operation.definition.raw.get("operationId") in STREAMS
         server_errors.seen.clear()
-        response = case.call(headers=headers)
+        response = case.call(headers=headers, timeout=STREAM_SECONDS if streams else None)
         tally.requests[label] += 1
         tally.statuses[response.status_code] += 1
         if response.status_code < 300:
@@ -520,7 +544,7 @@ def fuzz(target: FuzzTarget, *, token: str | None, steered: bool, judge: Judge) 
     logger.propagate = False
     try:
         for generation in passes:
-            for operation in target.operations(streams=token is None):
+            for operation in target.operations():
                 fuzz_operation(
                     operation,
                     generation,
@@ -568,7 +592,7 @@ def test_fuzzed_requests_with_an_admin_token_get_no_server_error_and_only_docume
     started = time.monotonic()
     tally = fuzz(fuzz_target, token=fuzz_target.token, steered=True, judge=judge_with_token)
     invariants = verify_if_available(fuzz_target.database_url)
-    operations = len(fuzz_target.operations(streams=False))
+    operations = len(fuzz_target.operations())
     with capsys.disabled():
         label = f"{fuzz_target.backend}, admin token"
         print(tally.summary(label, time.monotonic() - started, operations), f"; {invariants}")
@@ -586,7 +610,7 @@ def test_fuzzed_requests_without_a_token_are_all_refused_with_a_401_problem(
     started = time.monotonic()
     tally = fuzz(fuzz_target, token=None, steered=False, judge=judge_without_token)
     invariants = verify_if_available(fuzz_target.database_url)
-    operations = len(fuzz_target.operations(streams=True))
+    operations = len(fuzz_target.operations())
     with capsys.disabled():
         label = f"{fuzz_target.backend}, no token"
         print(tally.summary(label, time.monotonic() - started, operations), f"; {invariants}")

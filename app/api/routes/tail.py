@@ -22,7 +22,7 @@ database read beyond the page it is sending (its heartbeats go on).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse
@@ -44,15 +44,82 @@ from ..live_tail.stream import LastEventId, _subscribed, open_stream
 router = APIRouter()
 
 
-_STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "`text/event-stream`: `event: record` per record (`id`: the cursor "
-        "after it; `data`: the record as in a page), comment heartbeats, and `event: end` "
-        '(`data`: `{"reason": "finished", "status": ...}` or `{"reason": "purged"}`) when '
-        "the stream is over.",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
-    }
+#: One record event: ``id`` is the cursor after the record, ``data`` the record's JSON.
+_RECORD_EVENT: Final[dict[str, Any]] = {
+    "title": "RecordEvent",
+    "type": "object",
+    "required": ["event", "id", "data"],
+    "properties": {
+        "event": {"const": "record"},
+        "id": {"type": "string", "description": "The cursor after the record."},
+        "data": {
+            "type": "string",
+            "description": "The record as in a page.",
+            "contentMediaType": "application/json",
+            "contentSchema": {"$ref": "#/components/schemas/RecordBody"},
+        },
+    },
 }
+
+
+def _end_event(*reasons: dict[str, Any]) -> dict[str, Any]:
+    """The last event of a stream, ``data`` telling why it ended."""
+    return {
+        "title": "EndEvent",
+        "type": "object",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"const": "end"},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": {"oneOf": list(reasons)},
+            },
+        },
+    }
+
+
+_FINISHED: Final[dict[str, Any]] = {
+    "type": "object",
+    "description": "The run is completed, failed or canceled and its last record was sent.",
+    "required": ["reason", "status"],
+    "properties": {
+        "reason": {"const": "finished"},
+        "status": {"type": "string", "enum": ["completed", "failed", "canceled"]},
+    },
+    "additionalProperties": False,
+}
+_PURGED: Final[dict[str, Any]] = {
+    "type": "object",
+    "description": "The session was purged.",
+    "required": ["reason"],
+    "properties": {"reason": {"const": "purged"}},
+    "additionalProperties": False,
+}
+
+
+def _stream_response(*ends: dict[str, Any]) -> dict[int | str, dict[str, Any]]:
+    """A stream's 200: ``text/event-stream`` whose events ``itemSchema`` describes (as FastAPI
+    documents its own event streams and OpenAPI 3.2 defines it: each event is an object of
+    its ``event``, ``id`` and ``data`` fields, ``data`` holding JSON). Comment lines are
+    heartbeats and carry no event."""
+    return {
+        200: {
+            "description": "`text/event-stream`: `event: record` per record (`id`: the cursor "
+            "after it; `data`: the record as in a page), comment heartbeats (at least every "
+            "15 s), and `event: end` when the stream is over "
+            + (
+                '(`data`: `{"reason": "finished", "status": ...}` or `{"reason": "purged"}`).'
+                if len(ends) > 1
+                else '(`data`: `{"reason": "purged"}`).'
+            ),
+            "content": {
+                "text/event-stream": {
+                    "itemSchema": {"oneOf": [_RECORD_EVENT, _end_event(*ends)]},
+                }
+            },
+        }
+    }
 
 
 @router.get(
@@ -63,7 +130,7 @@ _STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
     tags=["records"],
     response_class=EventSourceResponse,
     responses={
-        **_STREAM_RESPONSE,
+        **_stream_response(_FINISHED, _PURGED),
         **problems(RunNotFoundError, SessionPurgedError, InvalidArgumentError),
     },
 )
@@ -101,7 +168,7 @@ async def tail_run_records(
     tags=["records"],
     response_class=EventSourceResponse,
     responses={
-        **_STREAM_RESPONSE,
+        **_stream_response(_PURGED),
         **problems(SessionNotFoundError, SessionPurgedError, InvalidArgumentError),
     },
 )

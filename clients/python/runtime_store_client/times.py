@@ -23,9 +23,26 @@ ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 #: A contract time as the wire writes it.
 EXAMPLE = "2026-11-30T01:02:03.456Z"
 
+#: RFC 3339's ``date-time`` with ASCII digits: a year from 0001, each field in its range (a
+#: day past its month's end is left to the date check), any fraction (digits past the
+#: milliseconds must be zeros, checked after), ``Z`` or an offset of at most 23:59.
+#: ``TIME_PATTERN`` is the same rule as one expression (the API document's ``pattern``).
 _RFC3339 = re.compile(
-    r"(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})"
-    r"(?:\.(?P<frac>\d+))?(?P<tz>[Zz]|[+-]\d{2}:\d{2})"
+    r"(?P<date>(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+    r"-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01]))"
+    r"[Tt](?P<h>[01][0-9]|2[0-3]):(?P<m>[0-5][0-9]):(?P<s>[0-5][0-9])"
+    r"(?:\.(?P<frac>[0-9]+))?(?P<tz>[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+
+#: The times ``parse_rfc3339`` reads, as a JSON Schema ``pattern`` (ECMA-262, anchored): the
+#: general rule above with the sub-millisecond rule folded in (at most three fraction
+#: digits, then only zeros). What it cannot say: a day past its month's end (02-30) and an
+#: instant that leaves the years 0001-9999 in UTC are refused all the same.
+TIME_PATTERN: Final = (
+    r"^(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+    r"-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,3}0*)?"
+    r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
 )
 
 #: The form the API writes (and the clients send): UTC, three fraction digits, ``Z``.

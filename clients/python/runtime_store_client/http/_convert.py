@@ -239,7 +239,10 @@ def snapshot(body: SnapshotBody) -> Snapshot:
         )
         events.append(
             MemoryEvent(
-                type=item.type_, timestamp=to_utc(item.timestamp), data=data, labels=dict(labels)
+                type=item.type_.value,
+                timestamp=to_utc(item.timestamp),
+                data=data,
+                labels=dict(labels),
             )
         )
     return Snapshot(agent_id=body.agent_id, run_id=body.run_id, events=events)

@@ -103,7 +103,7 @@ def start_root_run(
 ) -> Call[RootRunStartResult]:
     """Start a root run of a session (CONTRACT.md 3.3, 12.1)."""
     body = RootRunStartRequest(
-        run=r.run_start_body(run),
+        run=r.session_run_start_body(run),
         started=r.record_body(started, "started"),
         canceled=r.record_body(canceled, "canceled"),
         request_digest=r.digest_text(request_digest),
@@ -121,7 +121,7 @@ def start_child_run(
 ) -> Call[ChildRunStartResult]:
     """Start a child run linked from a running parent (3.4, 12.1, 12.4)."""
     body = ChildRunStartRequest(
-        run=r.run_start_body(run),
+        run=r.session_run_start_body(run),
         parent_linked=r.record_body(parent_linked, "parent_linked"),
         started=r.record_body(started, "started"),
         canceled=r.record_body(canceled, "canceled"),

@@ -17,9 +17,12 @@ from .._generated.models import (
     MemoryEventBody,
     MemoryEventBodyData,
     MemoryEventBodyLabelsType0,
+    MemoryEventBodyType,
     RecordBody,
     RunStartBody,
     RunStartBodyLabelsType0,
+    SessionRunStartBody,
+    SessionRunStartBodyLabelsType0,
 )
 from .._generated.models import RunStatus as WireRunStatus
 from .._generated.types import UNSET, Unset
@@ -29,6 +32,7 @@ from ..errors import (
 )
 from ..times import TimeError, check_time, to_utc
 from ..types import (
+    MEMORY_EVENT_TYPES,
     Checkpoint,
     MemoryEvent,
     Record,
@@ -102,18 +106,29 @@ def digest_text(digest: bytes | None) -> str | Unset:
 
 
 def run_start_body(run: RunStart) -> RunStartBody:
+    """The run of a sessionless start (one-shot, one-shot child, synchronous)."""
+    fields = _run_start_fields(run)
+    return RunStartBody(**fields, labels=_labels(run.labels, RunStartBodyLabelsType0))
+
+
+def session_run_start_body(run: RunStart) -> SessionRunStartBody:
+    """The run of a root or child start, whose session the document requires."""
+    fields = _run_start_fields(run)
+    return SessionRunStartBody(**fields, labels=_labels(run.labels, SessionRunStartBodyLabelsType0))
+
+
+def _run_start_fields(run: RunStart) -> dict[str, Any]:
     if not isinstance(run, RunStart):
         raise InvalidArgumentError("run must be a RunStart")
-    return RunStartBody(
-        run_id=run.run_id,
-        agent_id=run.agent_id,
-        session_id=run.session_id,
-        parent_run_id=run.parent_run_id,
-        predecessor_run_id=run.predecessor_run_id,
-        started_at=wire_time(run.started_at, "run.started_at"),
-        labels=_labels(run.labels, RunStartBodyLabelsType0),
-        seed_end_id=_seed_end_id(run.seed_end_id),
-    )
+    return {
+        "run_id": run.run_id,
+        "agent_id": run.agent_id,
+        "session_id": run.session_id,
+        "parent_run_id": run.parent_run_id,
+        "predecessor_run_id": run.predecessor_run_id,
+        "started_at": wire_time(run.started_at, "run.started_at"),
+        "seed_end_id": _seed_end_id(run.seed_end_id),
+    }
 
 
 def _seed_end_id(value: str) -> str | Unset:
@@ -141,6 +156,11 @@ def wire_run_status(status: RunStatus | str) -> WireRunStatus:
 def memory_event_body(event: MemoryEvent, what: str) -> MemoryEventBody:
     if not isinstance(event, MemoryEvent):
         raise InvalidArgumentError(f"{what} must be a MemoryEvent")
+    # The document's enum; the server refuses any other type with this message (section 9).
+    if event.type not in MEMORY_EVENT_TYPES:
+        raise InvalidArgumentError(
+            f"{what}.type must be one of {sorted(MEMORY_EVENT_TYPES)}, not {event.type!r}"
+        )
     if not isinstance(event.data, Mapping):
         raise InvalidArgumentError(f"{what}.data must be a JSON object")
     try:
@@ -148,7 +168,7 @@ def memory_event_body(event: MemoryEvent, what: str) -> MemoryEventBody:
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"{what}.data is not JSON: {exc}") from None
     return MemoryEventBody(
-        type_=event.type,
+        type_=MemoryEventBodyType(event.type),
         timestamp=wire_time(event.timestamp, f"{what}.timestamp"),
         data=MemoryEventBodyData.from_dict(data),
         labels=_labels(event.labels, MemoryEventBodyLabelsType0),

@@ -33,6 +33,7 @@ from .literal_part_seed_record_body import LiteralPartSeedRecordBody
 from .memory_event_body import MemoryEventBody
 from .memory_event_body_data import MemoryEventBodyData
 from .memory_event_body_labels_type_0 import MemoryEventBodyLabelsType0
+from .memory_event_body_type import MemoryEventBodyType
 from .message_body import MessageBody
 from .message_body_meta_type_0 import MessageBodyMetaType0
 from .messages_seed_record_body import MessagesSeedRecordBody
@@ -76,6 +77,8 @@ from .seed_kind import SeedKind
 from .seed_page_body import SeedPageBody
 from .session_body import SessionBody
 from .session_page_body import SessionPageBody
+from .session_run_start_body import SessionRunStartBody
+from .session_run_start_body_labels_type_0 import SessionRunStartBodyLabelsType0
 from .session_status import SessionStatus
 from .session_status_body import SessionStatusBody
 from .settle_run_preparation_request import SettleRunPreparationRequest
@@ -137,6 +140,7 @@ __all__ = (
     "MemoryEventBody",
     "MemoryEventBodyData",
     "MemoryEventBodyLabelsType0",
+    "MemoryEventBodyType",
     "MessageBody",
     "MessageBodyMetaType0",
     "MessagesSeedRecordBody",
@@ -180,6 +184,8 @@ __all__ = (
     "SeedPageBody",
     "SessionBody",
     "SessionPageBody",
+    "SessionRunStartBody",
+    "SessionRunStartBodyLabelsType0",
     "SessionStatus",
     "SessionStatusBody",
     "SettleRunPreparationRequest",

@@ -25,7 +25,8 @@ T = TypeVar("T", bound="CancellationRequest")
 class CancellationRequest:
     """ 
         Attributes:
-            reason (str):
+            reason (str): Why the run is canceled: non-empty; user_requested, session_ended and engine_canceled have a
+                meaning, any other reason is allowed.
             record (RecordBody): An immutable run record (CONTRACT.md 1.7).
      """
 

@@ -24,7 +24,7 @@ class CheckpointBody:
 
         Attributes:
             id (str):
-            data (str): Opaque bytes as standard base64.
+            data (str): Non-empty opaque bytes as standard base64.
      """
 
     id: str

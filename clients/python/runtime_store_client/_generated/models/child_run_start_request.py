@@ -13,7 +13,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.record_body import RecordBody
-  from ..models.run_start_body import RunStartBody
+  from ..models.session_run_start_body import SessionRunStartBody
 
 
 
@@ -27,7 +27,7 @@ T = TypeVar("T", bound="ChildRunStartRequest")
 class ChildRunStartRequest:
     """ 
         Attributes:
-            run (RunStartBody): Input of every start (CONTRACT.md 1.4).
+            run (SessionRunStartBody): Input of a root or child start (CONTRACT.md 1.4): the run's session is required.
             parent_linked (RecordBody): An immutable run record (CONTRACT.md 1.7).
             started (RecordBody): An immutable run record (CONTRACT.md 1.7).
             canceled (RecordBody): An immutable run record (CONTRACT.md 1.7).
@@ -36,7 +36,7 @@ class ChildRunStartRequest:
                 the same one, and a closed run's start replayed with it may propose new times.
      """
 
-    run: RunStartBody
+    run: SessionRunStartBody
     parent_linked: RecordBody
     started: RecordBody
     canceled: RecordBody
@@ -48,7 +48,7 @@ class ChildRunStartRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.record_body import RecordBody # noqa: PLC0415
-        from ..models.run_start_body import RunStartBody # noqa: PLC0415
+        from ..models.session_run_start_body import SessionRunStartBody # noqa: PLC0415
         run = self.run.to_dict()
 
         parent_linked = self.parent_linked.to_dict()
@@ -82,9 +82,9 @@ class ChildRunStartRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.record_body import RecordBody # noqa: PLC0415
-        from ..models.run_start_body import RunStartBody # noqa: PLC0415
+        from ..models.session_run_start_body import SessionRunStartBody # noqa: PLC0415
         d = dict(src_dict)
-        run = RunStartBody.from_dict(d.pop("run"))
+        run = SessionRunStartBody.from_dict(d.pop("run"))
 
 
 

@@ -25,7 +25,8 @@ class CreateSessionRequest:
     """ 
         Attributes:
             session_id (str): The session ID, chosen by the host.
-            created_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            created_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
      """
 
     session_id: str

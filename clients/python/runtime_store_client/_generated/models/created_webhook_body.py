@@ -29,7 +29,8 @@ class CreatedWebhookBody:
             webhook_id (str):
             url (str):
             events (list[WebhookEventType]):
-            created_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            created_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
             secret (str): `whsec_` + base64 of the HMAC key: verify each delivery's `webhook-signature` with it (Standard
                 Webhooks).
      """

@@ -24,7 +24,8 @@ T = TypeVar("T", bound="EndSessionRequest")
 class EndSessionRequest:
     """ 
         Attributes:
-            ended_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            ended_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
      """
 
     ended_at: datetime.datetime

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.memory_event_body_type import MemoryEventBodyType
 from ..types import UNSET, Unset
 from typing import cast
 import datetime
@@ -29,13 +30,14 @@ class MemoryEventBody:
     """ One product-memory event.
 
         Attributes:
-            type_ (str): user_message, assistant_message, tool_call, tool_result, planner_note or thinking.
-            timestamp (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            type_ (MemoryEventBodyType): user_message, assistant_message, tool_call, tool_result, planner_note or thinking.
+            timestamp (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
             data (MemoryEventBodyData | Unset): A JSON object (free-form event data).
             labels (MemoryEventBodyLabelsType0 | None | Unset): String labels; absent, null and {} are equal.
      """
 
-    type_: str
+    type_: MemoryEventBodyType
     timestamp: datetime.datetime
     data: MemoryEventBodyData | Unset = UNSET
     labels: MemoryEventBodyLabelsType0 | None | Unset = UNSET
@@ -47,7 +49,7 @@ class MemoryEventBody:
     def to_dict(self) -> dict[str, Any]:
         from ..models.memory_event_body_data import MemoryEventBodyData # noqa: PLC0415
         from ..models.memory_event_body_labels_type_0 import MemoryEventBodyLabelsType0 # noqa: PLC0415
-        type_ = self.type_
+        type_ = self.type_.value
 
         timestamp = self.timestamp.isoformat()
 
@@ -84,7 +86,10 @@ class MemoryEventBody:
         from ..models.memory_event_body_data import MemoryEventBodyData # noqa: PLC0415
         from ..models.memory_event_body_labels_type_0 import MemoryEventBodyLabelsType0 # noqa: PLC0415
         d = dict(src_dict)
-        type_ = d.pop("type")
+        type_ = MemoryEventBodyType(d.pop("type"))
+
+
+
 
         timestamp = datetime.datetime.fromisoformat(d.pop("timestamp"))
 

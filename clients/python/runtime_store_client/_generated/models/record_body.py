@@ -31,7 +31,8 @@ class RecordBody:
             agent_id (str):
             type_ (str):
             payload (str): The exact JSON text of the payload; stored and returned byte for byte (never re-serialised).
-            timestamp (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            timestamp (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
             id (str | Unset): Assigned by the store; ignored on input. Default: ''.
             session_id (str | Unset): The run's session; "" for sessionless runs. Default: ''.
             turn_id (str | Unset):  Default: ''.

@@ -13,7 +13,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.record_body import RecordBody
-  from ..models.run_start_body import RunStartBody
+  from ..models.session_run_start_body import SessionRunStartBody
 
 
 
@@ -27,7 +27,7 @@ T = TypeVar("T", bound="RootRunStartRequest")
 class RootRunStartRequest:
     """ 
         Attributes:
-            run (RunStartBody): Input of every start (CONTRACT.md 1.4).
+            run (SessionRunStartBody): Input of a root or child start (CONTRACT.md 1.4): the run's session is required.
             started (RecordBody): An immutable run record (CONTRACT.md 1.7).
             canceled (RecordBody): An immutable run record (CONTRACT.md 1.7).
             request_digest (None | str | Unset): The request digest of an engine start (CONTRACT.md 12.1): 32 bytes, not all
@@ -35,7 +35,7 @@ class RootRunStartRequest:
                 the same one, and a closed run's start replayed with it may propose new times.
      """
 
-    run: RunStartBody
+    run: SessionRunStartBody
     started: RecordBody
     canceled: RecordBody
     request_digest: None | str | Unset = UNSET
@@ -46,7 +46,7 @@ class RootRunStartRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.record_body import RecordBody # noqa: PLC0415
-        from ..models.run_start_body import RunStartBody # noqa: PLC0415
+        from ..models.session_run_start_body import SessionRunStartBody # noqa: PLC0415
         run = self.run.to_dict()
 
         started = self.started.to_dict()
@@ -77,9 +77,9 @@ class RootRunStartRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.record_body import RecordBody # noqa: PLC0415
-        from ..models.run_start_body import RunStartBody # noqa: PLC0415
+        from ..models.session_run_start_body import SessionRunStartBody # noqa: PLC0415
         d = dict(src_dict)
-        run = RunStartBody.from_dict(d.pop("run"))
+        run = SessionRunStartBody.from_dict(d.pop("run"))
 
 
 

@@ -38,8 +38,10 @@ class RunMetaBody:
                 ordinary records); ``completed``, ``failed`` and ``canceled`` are also *finished* (no
                 state change can follow; a suspended run may still be repaired or continued).
             start_outcome (RunStartOutcome): Decision made by the first successful start of a run.
-            started_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
-            updated_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            started_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
+            updated_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
             labels (RunMetaBodyLabels):
             cancellation_reason (str):
             successor_run_id (str): The continuation admitted for this suspended run; "" until one starts.

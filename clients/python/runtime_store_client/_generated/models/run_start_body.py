@@ -30,8 +30,10 @@ class RunStartBody:
         Attributes:
             run_id (str): The run ID (the workflow ID).
             agent_id (str):
-            started_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
-            session_id (str | Unset): Required for root and child starts. Default: ''.
+            started_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
+            session_id (str | Unset): "" for the sessionless starts this body serves (one-shot and synchronous); root and
+                child starts name their session (SessionRunStartBody). Default: ''.
             parent_run_id (str | Unset): Required for child starts. Default: ''.
             predecessor_run_id (str | Unset): The suspended run this start continues, if any. Default: ''.
             labels (None | RunStartBodyLabelsType0 | Unset): String labels; absent, null and {} are equal.

@@ -29,7 +29,8 @@ class SessionBody:
         Attributes:
             id (str): The session ID.
             status (SessionStatus): Status of a host-owned session (a purged session has none).
-            created_at (datetime.datetime): RFC 3339 time, UTC, millisecond precision.
+            created_at (datetime.datetime): RFC 3339 time with any offset, read as UTC; written as UTC with exactly three
+                fraction digits and `Z`. Digits past the milliseconds must be zeros (a finer part is an error, never truncated).
             ended_at (datetime.datetime | None | Unset): First end time; null while active.
      """
 

@@ -49,9 +49,9 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | str | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
     if response.status_code == 200:
-        response_200 = response.text
+        response_200 = cast(Any, None)
         return response_200
 
     if response.status_code == 401:
@@ -116,7 +116,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | str]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -132,7 +132,7 @@ def sync_detailed(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Response[Problem | str]:
+) -> Response[Any | Problem]:
     """ Follow a run's records live
 
      Every record of the run after `cursor` (a record ID, as a page's `next_cursor`),
@@ -152,7 +152,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | str]
+        Response[Any | Problem]
      """
 
 
@@ -176,7 +176,7 @@ def sync(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Problem | str | None:
+) -> Any | Problem | None:
     """ Follow a run's records live
 
      Every record of the run after `cursor` (a record ID, as a page's `next_cursor`),
@@ -196,7 +196,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | str
+        Any | Problem
      """
 
 
@@ -215,7 +215,7 @@ async def asyncio_detailed(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Response[Problem | str]:
+) -> Response[Any | Problem]:
     """ Follow a run's records live
 
      Every record of the run after `cursor` (a record ID, as a page's `next_cursor`),
@@ -235,7 +235,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | str]
+        Response[Any | Problem]
      """
 
 
@@ -259,7 +259,7 @@ async def asyncio(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Problem | str | None:
+) -> Any | Problem | None:
     """ Follow a run's records live
 
      Every record of the run after `cursor` (a record ID, as a page's `next_cursor`),
@@ -279,7 +279,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | str
+        Any | Problem
      """
 
 

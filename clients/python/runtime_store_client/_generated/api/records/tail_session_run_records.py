@@ -49,9 +49,9 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | str | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
     if response.status_code == 200:
-        response_200 = response.text
+        response_200 = cast(Any, None)
         return response_200
 
     if response.status_code == 401:
@@ -116,7 +116,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | str]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -132,7 +132,7 @@ def sync_detailed(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Response[Problem | str]:
+) -> Response[Any | Problem]:
     """ Follow a session's records live
 
      Every record of the session's runs after `cursor` (as a page's `next_cursor`), in
@@ -151,7 +151,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | str]
+        Response[Any | Problem]
      """
 
 
@@ -175,7 +175,7 @@ def sync(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Problem | str | None:
+) -> Any | Problem | None:
     """ Follow a session's records live
 
      Every record of the session's runs after `cursor` (as a page's `next_cursor`), in
@@ -194,7 +194,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | str
+        Any | Problem
      """
 
 
@@ -213,7 +213,7 @@ async def asyncio_detailed(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Response[Problem | str]:
+) -> Response[Any | Problem]:
     """ Follow a session's records live
 
      Every record of the session's runs after `cursor` (as a page's `next_cursor`), in
@@ -232,7 +232,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | str]
+        Response[Any | Problem]
      """
 
 
@@ -256,7 +256,7 @@ async def asyncio(
     cursor: str | Unset = '',
     last_event_id: None | str | Unset = UNSET,
 
-) -> Problem | str | None:
+) -> Any | Problem | None:
     """ Follow a session's records live
 
      Every record of the session's runs after `cursor` (as a page's `next_cursor`), in
@@ -275,7 +275,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | str
+        Any | Problem
      """
 
 
