@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from runtime_store_client import StoreError
 
-from .storage import Sweep
+from .storage import Exclusive, Sweep
 
 log = logging.getLogger("runtime_store.retention")
 
@@ -24,10 +24,14 @@ log = logging.getLogger("runtime_store.retention")
 class RetentionSweeper:
     """Sweeps every ``interval`` in a background thread of a service worker, one replica
     at a time; the first sweep comes after a random part of the interval (at most a
-    minute), so replicas started together do not all try at once."""
+    minute), so replicas started together do not all try at once.
+
+    The lock is asked again before each step of a sweep: one held on a primary that failed
+    over is gone (another replica may sweep on the new primary), and the sweep stops
+    there; the next interval tries again."""
 
     run_sweep: Callable[[Callable[[], bool]], Sweep]
-    exclusive: Callable[[], AbstractContextManager[bool]]
+    exclusive: Callable[[], AbstractContextManager[Exclusive]]
     interval: timedelta
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -52,7 +56,12 @@ class RetentionSweeper:
                     if not mine:
                         log.debug("retention: another replica is sweeping; skipped")
                         continue
-                    done = self.run_sweep(self._stop.is_set)
+                    done = self.run_sweep(lambda: self._stop.is_set() or not mine.still_held())
+                    if mine.lost:
+                        log.warning(
+                            "retention: the sweep's lock was lost (the database failed over?);"
+                            " stopped, the next sweep goes on"
+                        )
                 level = logging.INFO if done.items else logging.DEBUG
                 log.log(level, "retention: %s", done.summary())
             except (StoreError, sa.exc.SQLAlchemyError, OSError):

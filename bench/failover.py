@@ -5,11 +5,11 @@ Makes the test's Patroni cluster on loopback (tests/failover/cluster.py: one etc
 PostgreSQL members under Debian's Patroni, synchronous mode; installed with apt when
 root) and runs its scenarios (tests/failover/scenarios.py): per round a fresh database,
 ``runtime-store serve`` on the multi-host URL, four writers living run lifecycles over
-HTTP with the real ``HttpStore`` (starts, appends, terminals, exact retries; a host
-creating and ending sessions; a reader paging; a webhook subscription), and one blow on
-the leader: its PostgreSQL SIGKILLed (``kill``), its Patroni stopped cleanly (``stop``),
-or its Patroni and PostgreSQL frozen with SIGSTOP and thawed after the failover
-(``freeze``).
+HTTP with the real ``HttpStore`` (starts, appends, batches, terminals, exact retries; a
+host creating and ending sessions; a reader paging; a live tail and a wait across the
+blow; a webhook subscription), and one blow on the leader: its PostgreSQL SIGKILLed
+(``kill``), its Patroni stopped cleanly (``stop``), or its Patroni and PostgreSQL frozen
+with SIGSTOP and thawed after the failover (``freeze``).
 
 Per scenario it prints, over ``--rounds`` rounds: writes acknowledged, lost (must be 0)
 and duplicated (must be 0), 503s answered, the unavailable window (the longest time without
@@ -17,7 +17,11 @@ an acknowledged write after the blow: for a kill or a freeze, the blow to the fi
 acknowledged after it; median and max) next to Patroni's own failover time
 (the blow to another member accepting writes), and the time to full throughput again
 (the end of the first second after the blow with 80 % of the writes per second before
-it). On a 2-core machine the cluster, the service and the clients share the cores.
+it). Each round's line also says how many records came in batches, what the live tail
+yielded, how soon the wait answered the terminal write, and the webhook redeliveries;
+``problems`` counts any broken promise (a lost or repeated record, a tail that differs
+from a paged read, a webhook out of order). On a 2-core machine the cluster, the service
+and the clients share the cores.
 """
 
 from __future__ import annotations

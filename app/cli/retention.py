@@ -55,8 +55,16 @@ def retention_run(
             total = plan.items
             with progress_bar("sweeping", total, items=True) as advance:
                 done = store.retention_sweep(
-                    policy, progress=lambda _kind, items, _records: advance(items)
+                    policy,
+                    progress=lambda _kind, items, _records: advance(items),
+                    should_stop=lambda: not mine.still_held(),
                 )
         typer.echo(done.summary())
+        if mine.lost:
+            typer.echo(
+                "the sweep's lock was lost (the database failed over?): stopped; run it again",
+                err=True,
+            )
+            raise typer.Exit(1)
     finally:
         engine.dispose()

@@ -7,6 +7,7 @@ module inside it (``lint-imports``), except the CLI's database commands.
 from sqlalchemy.engine import Engine
 
 from app.storage.access.tokens import Tokens
+from app.storage.database.dialects import Exclusive
 from app.storage.database.engines import create_async_engine, create_engine, database_backend
 from app.storage.database.failures import is_transient
 from app.storage.database.migrations import readiness, upgrade_schema
@@ -31,6 +32,7 @@ from app.storage.webhooks.subscriptions import Claimed, WebhookConfig
 
 __all__ = [
     "EXPORT_FORMAT",
+    "Exclusive",
     "Engine",
     "Canceler",
     "Claimed",

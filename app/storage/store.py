@@ -21,6 +21,7 @@ from app.domain.retention import RetentionPolicy
 from app.domain.times import now_millis
 from app.storage import retention, starts, transfer
 from app.storage.access.service_keys import CursorKeys
+from app.storage.database.dialects import Exclusive
 from app.storage.database.replicas import primary_position, replica_set
 from app.storage.fast_path.group_commit import GroupCommit
 from app.storage.memory import events as memory
@@ -421,8 +422,9 @@ class SqlStore(counts.Counts):
             should_stop=should_stop,
         )
 
-    def retention_exclusive(self) -> AbstractContextManager[bool]:
-        """Whether this process may sweep now (one replica at a time), held for the block."""
+    def retention_exclusive(self) -> AbstractContextManager[Exclusive]:
+        """Whether this process may sweep now (one replica at a time), held for the block
+        unless lost (a failover: ``still_held`` before each step)."""
         return self._ctx.uow.dialect.exclusive(self._ctx.uow.engine, retention.LOCK_NAME)
 
     # --- webhooks (13) ----------------------------------------------------------------

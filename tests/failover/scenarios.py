@@ -10,11 +10,21 @@ retries enough to outlast a failover; ``lossy``: a write cut at its commit may c
 from its retry as ``inserted = false`` with its original ID. A few seconds in, the blow
 lands on the leader; the load goes on until the cluster is whole again.
 
+The workers send batches too (``append_run_records``). Across the blow a live tail
+follows the reader's session (``tail_session_run_records``, on a client of its own) and a
+``wait_for_run`` waits for a run of that session that finishes only once the cluster is
+whole again (``Watch``).
+
 Afterwards: every acknowledged write stored exactly once with its ID and nothing else
-(the ledger), ``db verify`` clean (the CLI, over the multi-host URL), every webhook
-event delivered. Every HTTP answer is timed (a recording transport), which gives the
-unavailable window (the longest time without an acknowledged write after the blow), the 503s, the
-longest answer while no primary took writes, and the time to full throughput again.
+(the ledger; batch records included), ``db verify`` clean (the CLI, over the multi-host
+URL), every webhook event delivered, each session's (and sessionless run's) events first
+reached the receiver in commit order (13.3: duplicates are redeliveries of the same event,
+byte for byte), the live tail saw the session's records exactly as a paged read gives them
+(each once, in commit order), the wait answered the finished run soon after its terminal
+write. Every HTTP answer of the load is timed (a recording transport), which gives the
+unavailable window (the longest time without an acknowledged write after the blow), the
+503s, the longest answer while no primary took writes, and the time to full throughput
+again.
 """
 
 from __future__ import annotations
@@ -38,11 +48,28 @@ import sqlalchemy as sa
 
 from app.storage import create_engine, upgrade_schema
 from app.storage.database.tables import webhook_deliveries, webhook_events
-from runtime_store_client import HttpStore, WebhookEventType
+from runtime_store_client import (
+    HttpStore,
+    Record,
+    RunMeta,
+    RunStart,
+    RunStartOutcome,
+    RunStatus,
+    WebhookEventType,
+)
 from tests.conftest import LiveServer, start_server, stop_server
+from tests.contract.builders import at, canceled_record, run_start, started_record, terminal_record
 from tests.delivery.receiver import Receiver, receiving
 from tests.reliability import cluster as reliability_cluster
-from tests.reliability.load import LoadShape, check_load, run_load
+from tests.reliability.load import (
+    Expected,
+    Ledger,
+    LoadShape,
+    Written,
+    check_load,
+    guarded,
+    run_load,
+)
 
 from .cluster import Member, PatroniCluster
 
@@ -60,8 +87,20 @@ ENV: Final = {
 #: the load runs until the cluster is whole again and ``AFTER_WHOLE`` more, at most twice
 #: ``duration``.
 SHAPE: Final = LoadShape(
-    workers=4, duration=14.0, max_episodes=1000, lossy=True, retries=100, deadline=120.0
+    workers=4,
+    duration=14.0,
+    max_episodes=1000,
+    lossy=True,
+    retries=100,
+    deadline=120.0,
+    batches=True,
 )
+#: The waited run's terminal write is answered (to its wait) within this many seconds:
+#: the wake-ups (LISTEN) follow the primary; a wait that missed them would answer only at
+#: its server's timeout.
+WAIT_WITHIN: Final = 5.0
+#: How long the live tail may take after the load to yield what a paged read gives.
+TAIL_CATCH_UP: Final = 20.0
 
 
 # --- every answer, timed -----------------------------------------------------------------
@@ -117,6 +156,125 @@ class Recorder:
             self.answers.append(answer)
 
 
+# --- a live tail and a wait across the blow ----------------------------------------------
+
+
+class Watch:
+    """A live tail of one session and a wait for one of its runs, both across the blow,
+    each on a client of its own (outside the recorded load); the runs it writes go into
+    its ledger, checked with the load's.
+
+    ``start`` (before the blow): the waited run starts, a thread tails the session from
+    its beginning, another waits for the run to finish. ``finish_waited_run`` (the
+    cluster whole again): its terminal write. ``end`` (after the load): a paged read of
+    the session; once the tail has yielded as many records (or ``TAIL_CATCH_UP`` seconds
+    passed) it is closed, and its records must be the paged read's, each once, in
+    order; then the wait's answer."""
+
+    def __init__(self, base_url: str, session_id: str, seed: int) -> None:
+        self.session_id = session_id
+        self.stores = [
+            HttpStore(base_url, retries=SHAPE.retries, deadline=SHAPE.deadline) for _ in range(3)
+        ]
+        self.writer, tail_store, self.wait_store = self.stores
+        self.tail = tail_store.tail_session_run_records(session_id)
+        self.ledger = Ledger()
+        self.waited = run_start(
+            run_id=f"waited-{seed}", agent_id="agent-watch", session_id=session_id, started_at=at(1)
+        )
+        self.tailed: list[Record] = []
+        self.closing = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.wait_answer: RunMeta | None = None
+        self.wait_answered_at = 0.0
+        self.finished_at = 0.0
+
+    def start(self) -> None:
+        self._start_run(self.waited)
+        self.threads = [
+            threading.Thread(target=guarded(self.ledger, "live tail", self._follow), name="tail"),
+            threading.Thread(target=guarded(self.ledger, "wait", self._wait), name="wait"),
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _start_run(self, run: RunStart) -> None:
+        started = started_record(run)
+        result = self.writer.start_root_run(run, started, canceled_record(run))
+        if result.outcome is not RunStartOutcome.PROCEED or result.started is None:
+            raise AssertionError(f"{run.run_id} did not start: {result}")
+        self.ledger.written.append(Written(started, result.started.id))
+        self.ledger.expected[run.run_id] = Expected(self.session_id, RunStatus.RUNNING)
+
+    def _follow(self) -> None:
+        try:
+            for rec in self.tail:
+                self.tailed.append(rec)
+        except Exception:
+            if not self.closing.is_set():
+                raise  # else: closed under it once it had caught up, or given up on
+
+    def _wait(self) -> None:
+        meta = self.wait_store.wait_for_run(self.waited.run_id, timeout=SHAPE.deadline + 60)
+        self.wait_answered_at = time.monotonic()
+        self.wait_answer = meta
+
+    def finish_waited_run(self) -> None:
+        status = RunStatus.COMPLETED
+        rec = terminal_record(self.waited, status)
+        result = self.writer.record_run_terminal(self.waited.run_id, status, rec)
+        self.finished_at = time.monotonic()
+        self.ledger.written.append(Written(rec, result.id))
+        self.ledger.expected[self.waited.run_id] = Expected(self.session_id, status)
+
+    def end(self, outcome: Outcome) -> None:
+        if not self.threads:
+            outcome.problems.append("the live tail and the wait never started")
+            return
+        paged = list(self.writer.iter_session_run_records(self.session_id, limit=50))
+        follow, wait = self.threads
+        deadline = time.monotonic() + TAIL_CATCH_UP
+        while len(self.tailed) < len(paged) and follow.is_alive():
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        time.sleep(0.2)  # a repeat after the last record would show now
+        self.closing.set()
+        self.tail.close()
+        for thread in (follow, wait):
+            thread.join(timeout=30)
+            if thread.is_alive():
+                outcome.problems.append(f"the {thread.name} thread did not end")
+        outcome.problems += self.ledger.problems
+        self.ledger.problems = []
+        outcome.tailed = len(self.tailed)
+        if self.tailed != paged:
+            keys = [(r.run_id, r.id) for r in self.tailed]
+            outcome.problems.append(
+                f"live tail: {len(keys)} records ({len(keys) - len(set(keys))} repeated, "
+                f"{len({(r.run_id, r.id) for r in paged} - set(keys))} missing), a paged read "
+                f"{len(paged)}, or the order differs"
+            )
+        meta = self.wait_answer
+        if meta is None or meta.status is not RunStatus.COMPLETED:
+            outcome.problems.append(f"wait_for_run answered {meta}, not the finished run")
+        elif self.finished_at:
+            outcome.wait_answered_after = max(0.0, self.wait_answered_at - self.finished_at)
+            if outcome.wait_answered_after > WAIT_WITHIN:
+                outcome.problems.append(
+                    f"wait_for_run answered {outcome.wait_answered_after:.2f} s after the "
+                    "terminal write"
+                )
+
+    def close(self) -> None:
+        self.closing.set()
+        self.tail.close()
+        for thread in self.threads:
+            thread.join(timeout=10)
+        for store in self.stores:
+            store.close()
+
+
 # --- one scenario ------------------------------------------------------------------------
 
 
@@ -145,7 +303,17 @@ class Outcome:
     healthz_during: int = 0
     events: int = 0
     events_delivered: int = 0
+    #: Deliveries received more than once (redeliveries), and the orderings (sessions,
+    #: sessionless runs) whose order was checked, the longest of them in events.
+    redeliveries: int = 0
+    orderings: int = 0
+    longest_ordering: int = 0
     writes_seen: int = 0
+    #: Acknowledged records sent in batches.
+    batch_records: int = 0
+    #: Records the live tail yielded; the wait's answer after the terminal write, seconds.
+    tailed: int = 0
+    wait_answered_after: float = float("inf")
     problems: list[str] = field(default_factory=list)
 
     def line(self) -> str:
@@ -156,7 +324,11 @@ class Outcome:
             f"{self.patroni_failover:.2f} s), full throughput after {self.full_throughput:.2f} s, "
             f"longest answer meanwhile {self.longest_answer:.2f} s, /readyz "
             f"{self.readyz_during} in {self.readyz_seconds:.2f} s, /healthz {self.healthz_during}, "
-            f"webhook events {self.events_delivered}/{self.events}"
+            f"webhook events {self.events_delivered}/{self.events} ({self.redeliveries} "
+            f"redelivered, order checked in {self.orderings} orderings, the longest "
+            f"{self.longest_ordering}), batch records {self.batch_records}, live tail "
+            f"{self.tailed} records, wait answered {self.wait_answered_after:.2f} s after "
+            "the terminal write"
         )
 
 
@@ -186,27 +358,38 @@ def run_scenario(cluster: PatroniCluster, blow: str, seed: int, log_dir: Path) -
                 store.create_webhook(receiver.url, [e.value for e in WebhookEventType])
             timings: dict[str, float] = {}
             disrupted = threading.Event()
+            watch = Watch(server.base_url, f"reader-{seed}", seed)
 
             def disrupt(_workers_done: threading.Event) -> None:
+                watch.start()
                 time.sleep(BEFORE_BLOW)
                 _blow(cluster, blow, server, outcome, timings)
+                watch.finish_waited_run()
                 time.sleep(AFTER_WHOLE)
                 disrupted.set()
 
-            with Recorder().recording() as recorder:
-                load = run_load(
-                    [_Service(int(server.base_url.rsplit(":", 1)[1]), server.base_url)],  # type: ignore[list-item]
-                    seed=seed,
-                    shape=SHAPE,
-                    disrupt=disrupt,
-                    disrupted=disrupted,
-                )
+            try:
+                with Recorder().recording() as recorder:
+                    load = run_load(
+                        [_Service(int(server.base_url.rsplit(":", 1)[1]), server.base_url)],  # type: ignore[list-item]
+                        seed=seed,
+                        shape=SHAPE,
+                        disrupt=disrupt,
+                        disrupted=disrupted,
+                    )
+                watch.end(outcome)
+            finally:
+                watch.close()
+            load.ledger.merge(watch.ledger)
             _measure(outcome, recorder.answers, timings)
             engine = create_engine(url)
             try:
                 findings = check_load(engine, load)
                 outcome.problems += findings.problems
                 outcome.writes_seen = len(load.ledger.written)
+                outcome.batch_records = sum(
+                    w.record.event_key.startswith("batch-") for w in load.ledger.written
+                )
                 outcome.lost = sum("but is not stored" in p for p in findings.problems)
                 outcome.duplicated = sum("more than once" in p for p in findings.problems)
                 _check_webhooks(engine, receiver, outcome)
@@ -322,6 +505,38 @@ def _check_webhooks(engine: sa.Engine, receiver: Receiver, outcome: Outcome) -> 
             f"webhooks: {pending} deliveries pending, "
             f"{len(events - received)} events never received"
         )
+    _check_webhook_order(engine, receiver, outcome)
+
+
+def _check_webhook_order(engine: sa.Engine, receiver: Receiver, outcome: Outcome) -> None:
+    """13.3: the events of one session (or sessionless run) reached the receiver in commit
+    order (a delivery's ``seq`` within its ``ordering``), at least once: an event received
+    again is a redelivery of the same body, and only its first arrival is ordered."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(webhook_deliveries.c.ordering, webhook_deliveries.c.event_id).order_by(
+                webhook_deliveries.c.seq
+            )
+        ).all()
+    with receiver.lock:
+        arrivals = [(item.event["event_id"], item.body) for item in receiver.received]
+    first: dict[str, bytes] = {}
+    for event_id, body in arrivals:
+        if first.setdefault(event_id, body) != body:
+            outcome.problems.append(f"webhooks: event {event_id} redelivered with another body")
+    outcome.redeliveries = len(arrivals) - len(first)
+    position = {event_id: index for index, event_id in enumerate(first)}
+    committed: dict[str, list[str]] = {}
+    for ordering, event_id in rows:
+        committed.setdefault(ordering, []).append(event_id)
+    outcome.orderings = len(committed)
+    outcome.longest_ordering = max((len(ids) for ids in committed.values()), default=0)
+    for ordering, ids in committed.items():
+        arrived = sorted((i for i in ids if i in position), key=position.__getitem__)
+        if arrived != [i for i in ids if i in position]:
+            outcome.problems.append(
+                f"webhooks: the events of {ordering} first arrived out of commit order"
+            )
 
 
 def _db_verify(url: str, outcome: Outcome) -> None:

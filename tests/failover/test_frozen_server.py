@@ -10,6 +10,7 @@ is frozen, then keeps every socket open, accepts new ones and forwards nothing.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import socket
 import threading
 import time
@@ -17,10 +18,11 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+from prometheus_client import REGISTRY
 from sqlalchemy.engine import make_url
 
 from app.storage import SqlStore
-from app.storage.database.engines import create_engine
+from app.storage.database.engines import CONNECT_TIMEOUT_SECONDS, create_engine
 from app.storage.database.read_deadlines import DatabaseUnresponsive, _probe, unanswered_bound
 from runtime_store_client import UnavailableError
 from tests.contract.builders import new_session
@@ -108,11 +110,14 @@ def test_a_write_to_a_frozen_server_is_cut_and_answers_unavailable(
     try:
         session = new_session(store)  # a pooled connection through the relay
         relay.frozen.set()
+        counted = _unavailable_counted()
         started = time.monotonic()
         with pytest.raises(DatabaseUnresponsive):
             new_session(store)
         took = time.monotonic() - started
         assert DEADLINE <= took < DEADLINE + 3.0
+        # Its 503 is counted as a transaction given up.
+        assert _unavailable_counted() == counted + 1
         # Reads too: a cut connection, a new one that times out, then unavailable.
         started = time.monotonic()
         with pytest.raises(UnavailableError):
@@ -120,6 +125,73 @@ def test_a_write_to_a_frozen_server_is_cut_and_answers_unavailable(
         assert time.monotonic() - started < DEADLINE + 5.0
         relay.frozen.clear()
         new_session(store)  # thawed: the next call reconnects by itself
+    finally:
+        engine.dispose()
+
+
+def _unavailable_counted() -> float:
+    return REGISTRY.get_sample_value("runtime_store_db_transactions_unavailable_total") or 0.0
+
+
+def test_the_retention_lock_on_a_frozen_server_answers_within_the_deadline(
+    postgres_url: str, relay: Relay
+) -> None:
+    """The lock's query is bounded like any other: a frozen primary does not hold the
+    sweeper until it resumes; a lock whose server froze counts as lost."""
+    engine = create_engine(through(postgres_url, relay), read_timeout_seconds=DEADLINE)
+    dialect = SqlStore(engine)._ctx.uow.dialect
+    try:
+        with dialect.exclusive(engine, "test frozen lock") as mine:
+            assert mine
+            assert mine.still_held()
+            relay.frozen.set()
+            started = time.monotonic()
+            assert not mine.still_held()
+            assert time.monotonic() - started < DEADLINE + 3.0
+            assert mine.lost
+        relay.frozen.set()  # a new connection: the connect timeout, then unavailable
+        started = time.monotonic()
+        with (
+            pytest.raises((UnavailableError, sa.exc.OperationalError)),
+            dialect.exclusive(engine, "test frozen lock"),
+        ):
+            pass
+        assert time.monotonic() - started < DEADLINE + CONNECT_TIMEOUT_SECONDS + 3.0
+    finally:
+        relay.frozen.clear()
+        engine.dispose()
+
+
+def test_a_lock_lost_with_its_connection_stops_the_sweep_and_frees_it_for_another(
+    postgres_url: str,
+) -> None:
+    """A failover ends the lock's session: the next ``still_held`` says so, and another
+    process may take the lock (on the new primary) while the old holder has stopped."""
+    engine = create_engine(postgres_url)
+    dialect = SqlStore(engine)._ctx.uow.dialect
+    try:
+        with dialect.exclusive(engine, "test lost lock") as mine:
+            assert mine.still_held()
+            with dialect.exclusive(engine, "test lost lock") as other:
+                assert not other
+                assert not other.still_held()
+            key = hashlib.sha256(b"test lost lock").digest()[:8]
+            with engine.connect() as conn:  # the lock's backend ends (its server went)
+                ended = conn.execute(
+                    sa.text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                        " WHERE locktype = 'advisory' AND objsubid = 1"
+                        " AND classid = CAST(:high AS oid) AND objid = CAST(:low AS oid)"
+                    ),
+                    {"high": int.from_bytes(key[:4]), "low": int.from_bytes(key[4:])},
+                ).scalars()
+                assert list(ended) == [True]
+            time.sleep(0.2)
+            assert not mine.still_held()
+            with dialect.exclusive(engine, "test lost lock") as other:
+                assert other
+                assert other.still_held()
+            assert not mine.still_held()  # lost for good, even on a fresh connection
     finally:
         engine.dispose()
 

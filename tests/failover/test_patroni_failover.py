@@ -9,9 +9,12 @@ SIGKILLed; later a leader's Patroni is stopped cleanly; once the leader is froze
 Patroni and PostgreSQL SIGSTOPped: a hung machine) and thawed after the failover, when it
 must rejoin as a standby. After each: every acknowledged write stored exactly once with
 its original ID, every cut write's exact retry answered its original IDs, ``db verify``
-clean, every webhook event delivered; while no primary took writes every answer came
-within its bound, ``/readyz`` said 503 and ``/healthz`` 200; writes came back within 5 s
-of Patroni's own failover.
+clean, every webhook event delivered, each session's events first received in commit
+order; the workers' batches stored whole, each record once; a live tail that ran across
+the blow saw every record of its session exactly once in commit order (a paged read's
+list), and a wait for a run finished after the failover answered at once; while no
+primary took writes every answer came within its bound, ``/readyz`` said 503 and
+``/healthz`` 200; writes came back within 5 s of Patroni's own failover.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from app.storage.database.engines import CONNECT_TIMEOUT_SECONDS
 from app.storage.database.read_deadlines import DEFAULT_READ_TIMEOUT_SECONDS, PROBE_TIMEOUT_SECONDS
 
 from .cluster import PatroniCluster, missing_tools, patroni_cluster
-from .scenarios import BLOWS, run_scenario
+from .scenarios import BLOWS, WAIT_WITHIN, run_scenario
 
 pytestmark = [pytest.mark.serial, pytest.mark.postgres]
 
@@ -57,6 +60,10 @@ def test_the_service_follows_the_primary_and_loses_nothing(
     assert outcome.acknowledged > 50
     assert outcome.events > 0
     assert outcome.events_delivered == outcome.events
+    assert outcome.longest_ordering >= 2  # the order of one session's events was checked
+    assert outcome.batch_records > 0
+    assert outcome.tailed > 0
+    assert outcome.wait_answered_after <= WAIT_WITHIN
     assert outcome.window <= outcome.patroni_failover + WITHIN, outcome.line()
     assert outcome.longest_answer <= BOUND, outcome.line()
     if outcome.readyz_during:  # the probe ran before another member took over

@@ -219,7 +219,8 @@ def test_one_sweeper_at_a_time(engine: Engine) -> None:
     with store.retention_exclusive() as first, other.retention_exclusive() as second:
         assert first
         # PostgreSQL: an advisory lock; SQLite: one process serves the file anyway.
-        assert second is (engine.dialect.name == "sqlite")
+        assert bool(second) is (engine.dialect.name == "sqlite")
+        assert first.still_held()
     with other.retention_exclusive() as after:
         assert after
 

@@ -252,7 +252,14 @@ class Worker:
     """
 
     def __init__(
-        self, name: str, store: HttpStore, sessions: Sessions, seed: int, *, lossy: bool
+        self,
+        name: str,
+        store: HttpStore,
+        sessions: Sessions,
+        seed: int,
+        *,
+        lossy: bool,
+        batches: bool = False,
     ) -> None:
         import random
 
@@ -262,6 +269,7 @@ class Worker:
         self.sessions = sessions
         self.rng = random.Random(seed)
         self.lossy = lossy
+        self.batches = batches
         self.ledger = Ledger()
         self.counts: dict[str, int] = {}
         self.ticks = 0
@@ -412,6 +420,8 @@ class Worker:
         return outcome
 
     def appends(self, run: RunStart) -> None:
+        if self.batches and self.maybe(0.5):
+            self.batch(run)
         for _ in range(self.rng.randint(1, 4)):
             tick = self.ticks
             rec = record(
@@ -434,6 +444,33 @@ class Worker:
                     run.run_id,
                     rec.event_key,
                 )
+
+    def batch(self, run: RunStart) -> None:
+        """A batch of new records (11.2): consecutive IDs in input order, maybe retried
+        exactly (every record its original ID, ``inserted = false``)."""
+        records = []
+        for _ in range(self.rng.randint(2, 6)):
+            tick = self.ticks
+            records.append(
+                record(
+                    run,
+                    event_key=f"batch-{tick}",
+                    payload=dumps({"worker": self.name, "tick": tick, "batch": True}),
+                    timestamp=self.clock(),
+                    turn_id=f"turn-{tick % 3}",
+                )
+            )
+        results = self.call(self.store.append_run_records, run.run_id, records)
+        self.expect(
+            len(results) == len(records), f"batch on {run.run_id} answered {len(results)} results"
+        )
+        for rec, result in zip(records, results, strict=False):
+            self.stored(rec, result)
+        if self.maybe(0.3):
+            again = self.call(self.store.append_run_records, run.run_id, records)
+            self.expect(len(again) == len(records), f"batch retry on {run.run_id}: {again}")
+            for rec, first, second in zip(records, results, again, strict=False):
+                self.retried(rec, first, second)
 
     def child(self, parent: RunStart) -> None:
         child = run_start(
@@ -524,7 +561,7 @@ class LoadShape:
     ``workers`` threads each stop after ``duration`` seconds or ``max_episodes`` episodes
     (past ``duration`` while a disruption still owes its minimum, see ``run_load``);
     ``lossy``: a first write may come back as an exact retry (see ``Worker``); ``retries``
-    and ``deadline`` are the clients' retry budget.
+    and ``deadline`` are the clients' retry budget; ``batches``: workers send batches too.
     """
 
     workers: int = 8
@@ -533,6 +570,8 @@ class LoadShape:
     lossy: bool = False
     retries: int = 3
     deadline: float = 30.0
+    #: Workers also send batches (``append_run_records``, 11.2) on about half their runs.
+    batches: bool = False
 
 
 DEFAULT_SHAPE: Final = LoadShape()
@@ -604,6 +643,7 @@ def run_load(
                 sessions,
                 seed * 1000 + index,
                 lossy=shape.lossy,
+                batches=shape.batches,
             )
             for index in range(shape.workers)
         ],

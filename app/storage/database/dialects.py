@@ -21,12 +21,13 @@ chosen once per engine:
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -34,6 +35,7 @@ from sqlalchemy.engine import Connection, Engine
 from app.domain.state import RunState, SessionState
 from app.storage.database import statements as st
 from app.storage.database.raw_statements import as_sqlalchemy_errors
+from app.storage.database.read_deadlines import bounded_statements
 from app.storage.database.row_mapping import (
     RUN_COLUMNS,
     RUN_MUTABLE,
@@ -41,6 +43,7 @@ from app.storage.database.row_mapping import (
     label_rows,
     values_of,
 )
+from runtime_store_client import UnavailableError
 
 if TYPE_CHECKING:
     from app.storage.database.raw_statements import DriverStatement
@@ -162,11 +165,12 @@ class Dialect(abc.ABC):
         conn.execute(table.insert(), rows)
 
     @contextmanager
-    def exclusive(self, engine: Engine, name: str) -> Iterator[bool]:
-        """Whether this process may run the job ``name`` now, held until the block ends.
-        SQLite: always (one process serves a SQLite file; its writes serialise anyway)."""
+    def exclusive(self, engine: Engine, name: str) -> Iterator[Exclusive]:
+        """Whether this process may run the job ``name`` now (truthy), held until the
+        block ends unless lost (``Exclusive.still_held``). SQLite: always (one process
+        serves a SQLite file; its writes serialise anyway)."""
         del engine, name
-        yield True
+        yield Exclusive(True)
 
 
 def _run_update(run: RunState) -> dict[str, Any]:
@@ -289,16 +293,31 @@ class PostgresDialect(Dialect):
                 copy.write_row([row[name] for name in names])
 
     @contextmanager
-    def exclusive(self, engine: Engine, name: str) -> Iterator[bool]:
-        """A session-level advisory lock on its own connection: one replica at a time."""
+    def exclusive(self, engine: Engine, name: str) -> Iterator[Exclusive]:
+        """A session-level advisory lock on its own connection: one replica at a time.
+
+        Every statement on that connection is bounded (``bounded_statements``): on a
+        frozen primary the lock's query answers ``unavailable`` within the read deadline
+        instead of waiting for the server to resume. The lock lives as long as the
+        connection: after a failover the old primary's lock is gone, and another replica
+        may take it on the new one, so a job asks ``still_held`` before each step (the
+        connection still answers on a primary and its backend still holds the lock)."""
         key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        unsigned = key & 0xFFFF_FFFF_FFFF_FFFF
+        held_params = {"classid": unsigned >> 32, "objid": unsigned & 0xFFFF_FFFF}
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            acquired = bool(conn.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar())
+            with bounded_statements(conn, engine):
+                acquired = bool(conn.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar())
+            lock = Exclusive(acquired, lambda: _still_held(conn, engine, held_params))
             try:
-                yield acquired
+                yield lock
             finally:
-                if acquired:
-                    conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+                if acquired and not lock.lost:
+                    with (
+                        contextlib.suppress(sa.exc.SQLAlchemyError, UnavailableError),
+                        bounded_statements(conn, engine),
+                    ):
+                        conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
 
     def flush(self, conn: Connection, writes: Writes) -> None:
         if not self._flush_fused(conn, writes):
@@ -332,3 +351,47 @@ def dialect_of(engine: Engine, *, fast_path: bool = True) -> Dialect:
     if engine.dialect.name == PostgresDialect.name:
         return PostgresDialect(fast_path=fast_path)
     raise ValueError(f"runtime-store does not support {engine.dialect.name!r}")
+
+
+class Exclusive:
+    """An exclusive job's lock (``Dialect.exclusive``): truthy when this process got it;
+    ``still_held`` says whether it still has it (PostgreSQL: asked of the lock's
+    connection; once lost, lost for good)."""
+
+    __slots__ = ("_check", "acquired", "lost")
+
+    def __init__(self, acquired: bool, check: Callable[[], bool] | None = None) -> None:
+        self.acquired = acquired
+        self._check = check
+        self.lost = False
+
+    def __bool__(self) -> bool:
+        return self.acquired
+
+    def still_held(self) -> bool:
+        if not self.acquired or self.lost:
+            return False
+        if self._check is not None and not self._check():
+            self.lost = True
+        return not self.lost
+
+
+#: Whether the connection's own backend holds the advisory lock (a bigint key: its high
+#: and low halves, ``objsubid`` 1) on a server that takes writes.
+_HELD: Final = sa.text(
+    "SELECT NOT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_locks"
+    " WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted"
+    " AND classid = CAST(:classid AS oid) AND objid = CAST(:objid AS oid) AND objsubid = 1)"
+)
+
+
+def _still_held(conn: Connection, engine: Engine, params: dict[str, int]) -> bool:
+    """Asked on the lock's connection, within the read deadline: a lost connection (its
+    server died, stopped or froze: cut) or a reconnected one holds no lock."""
+    if conn.invalidated or conn.closed:
+        return False
+    try:
+        with bounded_statements(conn, engine):
+            return bool(conn.execute(_HELD, params).scalar())
+    except (sa.exc.SQLAlchemyError, UnavailableError):
+        return False

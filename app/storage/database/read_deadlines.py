@@ -59,6 +59,7 @@ import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from app.observability import metrics
 from runtime_store_client import UnavailableError
 
 log = logging.getLogger("runtime_store.interrupts")
@@ -426,10 +427,18 @@ def sever_connection(dbapi: Any) -> None:
 
 @contextmanager
 def _watched(
-    conn: Connection, timeout: float | None, canceler: Canceler | None, *, write: bool = False
+    conn: Connection,
+    timeout: float | None,
+    canceler: Canceler | None,
+    *,
+    write: bool = False,
+    transaction: bool = True,
 ) -> Iterator[None]:
     """The statements sent on ``conn`` in the block, stopped past the deadline or on
-    cancel (a write: cut only when its server stops answering)."""
+    cancel (a write: cut only when its server stops answering). A ``transaction`` of the
+    unit of work stopped so (past its deadline, or its server cut) is answered 503 at
+    once, not retried: counted in ``runtime_store_db_transactions_unavailable_total``
+    (not when its caller went away: nobody is answered)."""
     sqlite = conn.dialect.name == "sqlite"
     deadline = None if timeout is None else time.monotonic() + timeout
     dbapi = conn.connection.driver_connection
@@ -447,6 +456,8 @@ def _watched(
         failed = True
         if read.reason is None and not is_interrupted(exc):
             raise
+        if transaction and read.reason != _CANCELED:
+            metrics.transaction_unavailable()
         raise _stopped(read.reason, timeout) from exc
     except BaseException:
         failed = True
@@ -477,7 +488,7 @@ def bounded_statements(conn: Connection, engine: Engine) -> Iterator[None]:
     """The statements sent on ``conn`` in the block (reads outside the unit of work: a
     readiness check) under the engine's read deadline; its server cut when it stops
     answering."""
-    with _watched(conn, read_timeout_of(engine), None):
+    with _watched(conn, read_timeout_of(engine), None, transaction=False):
         yield
 
 

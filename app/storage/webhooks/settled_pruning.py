@@ -103,7 +103,7 @@ def prune(
         done = Pruned()
         wheres = [_settled_before(status, cutoff_ms) for status in SETTLED] + [_ORPHANED]
         for where in wheres:
-            while not should_stop():
+            while not should_stop() and mine.still_held():
                 more, deliveries, events = timed(
                     ctx, functools.partial(_batch, where=where, batch=batch)
                 )
