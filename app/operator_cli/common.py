@@ -66,13 +66,22 @@ webhooks_cli = typer.Typer(
 
 
 Url = Annotated[
-    str, typer.Option("--url", envvar="RUNTIME_STORE_URL", help="The service's base URL.")
+    str,
+    typer.Option(
+        "--url", envvar="RUNTIME_STORE_URL", help="The base URL of the service to talk to."
+    ),
 ]
 
 
 Token = Annotated[
     str | None,
-    typer.Option("--token", envvar="RUNTIME_STORE_TOKEN", help="Bearer token.", show_default=False),
+    typer.Option(
+        "--token",
+        envvar="RUNTIME_STORE_TOKEN",
+        help="Bearer token, for a service that requires tokens (RUNTIME_STORE_TOKEN_KEY "
+        "set there): `runtime-store tokens create` makes one.",
+        show_default=False,
+    ),
 ]
 
 
