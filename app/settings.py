@@ -19,6 +19,33 @@ DEFAULT_DATABASE_URL = "sqlite:///./runtime-store.db"
 #: Every setting is read from its field's name in capitals after this prefix.
 ENV_PREFIX: Final = "RUNTIME_STORE_"
 
+# The groups of docs/configuration.md (app/cli/config_reference.py): every setting names its
+# own in ``json_schema_extra``, and the reference lists the groups in this order.
+DATABASE: Final = "database"
+REPLICAS: Final = "replicas"
+HTTP: Final = "http"
+AUTH: Final = "auth"
+LIMITS: Final = "limits"
+TAIL: Final = "tail"
+WEBHOOKS: Final = "webhooks"
+RETENTION: Final = "retention"
+SEEDS: Final = "seeds"
+OBSERVABILITY: Final = "observability"
+OPERATOR: Final = "operator"
+GROUPS: Final = (
+    DATABASE,
+    REPLICAS,
+    HTTP,
+    AUTH,
+    LIMITS,
+    TAIL,
+    WEBHOOKS,
+    RETENTION,
+    SEEDS,
+    OBSERVABILITY,
+    OPERATOR,
+)
+
 
 class Settings(BaseSettings):
     """Everything the service can be told; tests pass an instance instead of the environment."""
@@ -27,102 +54,160 @@ class Settings(BaseSettings):
 
     database_url: str = Field(
         default=DEFAULT_DATABASE_URL,
-        description="SQLAlchemy URL; postgres:// and postgresql:// mean psycopg 3. "
-        "Defaults to a SQLite file in the working directory.",
+        description="The database: `sqlite:///PATH` (a SQLite file) or "
+        "`postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (PostgreSQL through "
+        "psycopg 3; `postgres://` means the same; several hosts as "
+        "`h1:5432,h2:5432`, tried in order). The default is the file "
+        "runtime-store.db in the working directory. The commands that open the "
+        "database themselves (`db`, `tokens`, `retention`) read it too, or their "
+        "`--database-url` option.",
+        json_schema_extra={"group": DATABASE},
     )
     db_pool_size: int = Field(
         default=10,
         gt=0,
-        description="Database connections per worker process, and as many database threads.",
+        description="Store calls one worker runs at once, and its database connections for them"
+        " (plus 4 of overflow): on PostgreSQL asynchronous connections its event "
+        "loop awaits, on SQLite one database thread each.",
+        json_schema_extra={"group": DATABASE},
     )
     read_database_urls: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="PostgreSQL streaming replicas of the database, comma-separated URLs, "
-        "that may serve reads (read-your-writes through Runtime-Store-Position; "
-        "docs/scaling.md). Empty: the database serves everything.",
+        description="PostgreSQL streaming replicas (hot standbys) of the database that may "
+        "serve reads, as comma-separated postgresql:// URLs, beside a PostgreSQL "
+        "RUNTIME_STORE_DATABASE_URL. Reads keep read-your-writes through the "
+        "Runtime-Store-Position header (docs/scaling.md). `serve` names each "
+        "replica and its state at start; one that cannot serve is skipped. Unset: "
+        "the database serves every read.",
+        json_schema_extra={"group": REPLICAS},
     )
     replica_max_lag_seconds: float = Field(
         default=1.0,
         gt=0,
         description="A read that carries no position may be served by a replica that has "
         "replayed everything the primary had this many seconds ago.",
+        json_schema_extra={"group": REPLICAS},
     )
     pg_fast_path: bool = Field(
         default=True,
-        description="PostgreSQL: answer the common appends, starts and terminal writes with "
-        "one SQL function call (on), or send every write through the Python path (off).",
+        description="PostgreSQL: on, the common appends, starts and terminal writes are one SQL"
+        " function call each (anything unusual goes to the Python path); off, every"
+        " write goes through the Python path (same answers, more round trips; "
+        "docs/architecture.md).",
+        json_schema_extra={"group": DATABASE},
     )
     group_commit: bool = Field(
         default=True,
-        description="PostgreSQL fast path: combine concurrent single appends of a worker "
-        "into one statement and one commit (on), or commit each alone (off).",
+        description="PostgreSQL fast path: on, single appends that arrive while a worker's "
+        "previous append is being committed are sent together as one statement and "
+        "one commit, each keeping its own answer and error; off, every append "
+        "commits alone.",
+        json_schema_extra={"group": DATABASE},
     )
     require_seeds: bool = Field(
         default=False,
-        description="Every start must attach a published run seed (seed_end_id), as the "
-        "agent runtime's newest store requires; off: starts without a seed work as before.",
+        description="On: every start must attach a published run seed (seed_end_id), as the "
+        "agent runtime's newest store requires, and a start without one is refused "
+        "seed_not_found. Off: starts without a seed work, except that a run ID "
+        "prepared for a seeded start cannot be started without it.",
+        json_schema_extra={"group": SEEDS},
     )
-    page_max: int = Field(default=1000, gt=0, description="Largest page a list returns.")
+    page_max: int = Field(
+        default=1000,
+        gt=0,
+        description="Most items one page of a list returns, whatever `limit` asks.",
+        json_schema_extra={"group": LIMITS},
+    )
     page_byte_budget: int = Field(
-        default=4 * 1024 * 1024, gt=0, description="Payload bytes after which a page stops."
+        default=4 * 1024 * 1024,
+        gt=0,
+        description="Payload bytes after which a page of records stops (it holds at least one "
+        "record).",
+        json_schema_extra={"group": LIMITS},
     )
     read_timeout_seconds: float = Field(
         default=5.0,
         gt=0,
-        description="Seconds a read may run in the database; past them it is stopped and "
-        "the request answered 503 unavailable, not retried (writes are not bounded).",
+        description="Seconds one read may run in the database: past them the statement is "
+        "stopped and the request answered 503 unavailable at once, not retried. "
+        "Writes are not bounded by it; a client that disconnects stops its reads "
+        "too.",
+        json_schema_extra={"group": DATABASE},
     )
 
     # Observability (docs/operations.md).
     metrics: bool = Field(
-        default=True, description="Serve GET /metrics and keep the request metrics."
+        default=True,
+        description="Serve GET /metrics (Prometheus text; a reader token when tokens are on) "
+        "and keep the request metrics.",
+        json_schema_extra={"group": OBSERVABILITY},
     )
     access_log: bool = Field(
-        default=True, description="Log one line per request (`serve --no-access-log`: off)."
+        default=True,
+        description="Log one line per request: request ID, operation, status, duration, token "
+        "name.",
+        json_schema_extra={"group": OBSERVABILITY},
     )
     metrics_open_to_loopback: bool = Field(
         default=False,
-        description="Let scrapers on a loopback address read /metrics without a token.",
+        description="Let scrapers on a loopback address read /metrics without a token when "
+        "tokens are on.",
+        json_schema_extra={"group": OBSERVABILITY},
     )
 
     token_key: SecretStr | None = Field(
         default=None,
-        description="Key of the HMAC under which bearer tokens are stored. Set: every "
-        "request needs an active token. Unset: the service runs open.",
+        description="The key under which bearer tokens are stored (as keyed hashes). Set: every"
+        " request needs an active token, made with `runtime-store tokens create`. "
+        "Unset: the service runs open, on loopback only unless `serve --insecure`. "
+        "A key other than the one the active tokens were made under is refused at "
+        "start.",
+        json_schema_extra={"group": AUTH},
     )
     bootstrap_admin_token: SecretStr | None = Field(
         default=None,
-        description="An admin token (rst_ and 32+ random characters) that `serve` stores "
-        "at start as `bootstrap-admin` unless that name exists; needs the token key.",
+        description="An admin token (rst_ and 32 or more random characters) that `serve` stores"
+        " at start under the name bootstrap-admin, unless that name exists; needs "
+        "RUNTIME_STORE_TOKEN_KEY.",
+        json_schema_extra={"group": AUTH},
     )
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Open mode (no token key): host names or addresses, comma-separated, "
-        "that a request's Host may name besides loopback (localhost, 127.0.0.0/8, [::1]); "
-        "any other Host is refused (DNS rebinding). Ignored when tokens are on.",
+        description="Open mode only (no token key): comma-separated host names or addresses "
+        "(store.internal,10.0.0.7) that a request's Host header may name besides "
+        "loopback; any other Host is refused 403 (DNS rebinding). Ignored when "
+        "tokens are on.",
+        json_schema_extra={"group": AUTH},
     )
 
     webhook_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Webhook URL hosts (names or addresses, comma-separated) that may "
-        "resolve to loopback, private, link-local or unspecified addresses; every other "
-        "host must resolve to public addresses only (docs/contract.md 13.1).",
+        description="Comma-separated webhook URL hosts (hooks.internal,127.0.0.1) that may "
+        "resolve to loopback, private, link-local or unspecified addresses; every "
+        "other webhook host must resolve to public addresses only, when subscribed "
+        "and at each delivery.",
+        json_schema_extra={"group": WEBHOOKS},
     )
     webhook_retry_hours: float = Field(
         default=24.0,
         gt=0,
-        description="Hours a webhook delivery is retried (backoff with jitter) before it "
-        "is marked failed; fractions allowed.",
+        description="Hours a webhook delivery that gets no 2xx is retried (exponential backoff "
+        "with jitter) before it is marked failed; fractions allowed (0.25).",
+        json_schema_extra={"group": WEBHOOKS},
     )
     webhook_dispatch: bool = Field(
         default=True,
-        description="Run the webhook dispatcher in each worker of `serve`.",
+        description="Run the webhook dispatcher in each worker of `serve` (off: deliveries wait"
+        " for a service that runs it).",
+        json_schema_extra={"group": WEBHOOKS},
     )
     webhook_delivery_retention: timedelta = Field(
         default=timedelta(days=3),
         gt=timedelta(0),
-        description="Delete webhook deliveries delivered or failed longer ago than this "
-        "(3d, 12h…), and their events; pending ones are never deleted.",
+        description="Delete webhook deliveries delivered or failed longer ago than this (3d, "
+        "12h…), and their events with the last of them; pending ones are never "
+        "deleted.",
+        json_schema_extra={"group": WEBHOOKS},
     )
 
     @field_validator("webhook_delivery_retention", mode="before")
@@ -137,25 +222,57 @@ class Settings(BaseSettings):
             return [host.strip() for host in value.split(",") if host.strip()]
         return value
 
-    max_body_bytes: int = Field(default=8 * MiB, gt=0, description="Largest request body.")
-    max_id_bytes: int = Field(default=256, gt=0, description="Longest identifier, in bytes.")
-    max_labels: int = Field(default=64, ge=0, description="Most labels on a run or event.")
+    max_body_bytes: int = Field(
+        default=8 * MiB,
+        gt=0,
+        description="Largest request body, in bytes (413 payload_too_large beyond); session "
+        "imports have their own bound, RUNTIME_STORE_MAX_IMPORT_BYTES.",
+        json_schema_extra={"group": LIMITS},
+    )
+    max_id_bytes: int = Field(
+        default=256,
+        gt=0,
+        description="Longest identifier, in bytes (422 invalid_argument beyond).",
+        json_schema_extra={"group": LIMITS},
+    )
+    max_labels: int = Field(
+        default=64,
+        ge=0,
+        description="Most labels on a run or event (422 invalid_argument beyond).",
+        json_schema_extra={"group": LIMITS},
+    )
     max_label_bytes: int = Field(
-        default=1024, gt=0, description="Longest label key or value, in bytes."
+        default=1024,
+        gt=0,
+        description="Longest label key or value, in bytes (422 invalid_argument beyond).",
+        json_schema_extra={"group": LIMITS},
     )
     max_payload_bytes: int = Field(
-        default=4 * MiB, gt=0, description="Largest record payload or memory data."
+        default=4 * MiB,
+        gt=0,
+        description="Largest record payload or memory data, in bytes (413 payload_too_large "
+        "beyond).",
+        json_schema_extra={"group": LIMITS},
     )
-    max_checkpoint_bytes: int = Field(default=16 * MiB, gt=0, description="Largest checkpoint.")
+    max_checkpoint_bytes: int = Field(
+        default=16 * MiB,
+        gt=0,
+        description="Largest checkpoint of a suspended run, in bytes (413 payload_too_large "
+        "beyond).",
+        json_schema_extra={"group": LIMITS},
+    )
     max_transcript_records: int = Field(
         default=10_000,
         gt=0,
-        description="Records one transcript validation may read; a longer run answers 413.",
+        description="Records one transcript validation (GET …/transcript?validate=) may read; a"
+        " longer run answers 413.",
+        json_schema_extra={"group": LIMITS},
     )
     max_transcript_bytes: int = Field(
         default=64 * MiB,
         gt=0,
         description="Payload bytes one transcript validation may read; more answers 413.",
+        json_schema_extra={"group": LIMITS},
     )
 
     def retention_policy(self) -> RetentionPolicy:
@@ -180,7 +297,7 @@ class Settings(BaseSettings):
     def _normalize(cls, value: str) -> str:
         problem = database_url_problem(value)
         if problem is not None:
-            raise ValueError(f"{problem}: {DATABASE_URL_FORMS}")
+            raise ValueError(database_url_advice(value, problem))
         return canonical_database_url(value)
 
     @field_validator("read_database_urls")
@@ -209,80 +326,106 @@ class Settings(BaseSettings):
     max_streams: int = Field(
         default=500,
         gt=0,
-        description="Live record streams one worker serves; beyond, 503 unavailable.",
+        description="Live record streams (GET …/records/stream) one worker serves at once; "
+        "beyond, 503 unavailable.",
+        json_schema_extra={"group": TAIL},
     )
     tail_heartbeat_seconds: float = Field(
-        default=15.0, gt=0, le=15, description="Seconds between a stream's heartbeat comments."
+        default=15.0,
+        gt=0,
+        le=15,
+        description="Seconds between a live stream's heartbeat comments (at most 15).",
+        json_schema_extra={"group": TAIL},
     )
     tail_safety_seconds: float = Field(
         default=5.0,
         gt=0,
-        description="Seconds after which an idle stream reads again even without a wake-up.",
+        description="Seconds after which an idle live stream reads again even without a wake-up.",
+        json_schema_extra={"group": TAIL},
     )
     tail_poll_seconds: float = Field(
         default=0.1,
         gt=0,
-        description="SQLite: seconds between checks for commits of other processes.",
+        description="SQLite: seconds between a live stream's checks for commits of other "
+        "processes.",
+        json_schema_extra={"group": TAIL},
     )
 
     # Connection bounds of each `runtime-store serve` worker (docs/reliability.md).
     header_timeout_seconds: int = Field(
         default=10,
         gt=0,
-        description="Seconds a connection has to send a request's headers, from its accept "
-        "(or the request's first byte); then it is closed. Idle new connections too.",
+        description="Seconds a connection has to send a request's headers, from its accept (or "
+        "the request's first byte); then it is closed. Idle new connections too.",
+        json_schema_extra={"group": HTTP},
     )
     body_timeout_seconds: int = Field(
         default=30,
         gt=0,
-        description="Seconds a request body has to arrive whole, from the end of its "
-        "headers; then 408 request_timeout and the connection is closed.",
+        description="Seconds a request body has to arrive whole, from the end of its headers; "
+        "then 408 request_timeout and the connection is closed.",
+        json_schema_extra={"group": HTTP},
     )
     keep_alive_seconds: int = Field(
-        default=5, gt=0, description="Seconds an idle connection is kept between requests."
+        default=5,
+        gt=0,
+        description="Seconds an idle connection is kept between requests.",
+        json_schema_extra={"group": HTTP},
     )
     max_connections: int = Field(
         default=1000,
         gt=0,
-        description="Connections one worker holds (fewer if the open-file limit is lower); "
-        "a connection beyond them is answered 503 unavailable.",
+        description="Connections one worker holds; a connection beyond them is answered 503 "
+        "unavailable with Retry-After. Fewer if the open-file limit is lower "
+        "(`serve` says so).",
+        json_schema_extra={"group": HTTP},
     )
     worker_start_timeout_seconds: int = Field(
         default=90,
         gt=0,
         description="Seconds a new `serve` worker may take to start serving (imports, app, "
-        "lifespan) before it is replaced; health checks do not kill it meanwhile.",
+        "lifespan) before it is replaced; health checks do not kill it meanwhile, "
+        "and 5 failed starts in a row stop `serve`.",
+        json_schema_extra={"group": HTTP},
     )
 
     # Export, import and retention (CONTRACT.md 11.4).
     max_import_bytes: int = Field(
         default=2048 * MiB,
         gt=0,
-        description="Largest session file `POST /v1/sessions/import` takes (413 beyond); "
-        "its body must keep arriving, at most body_timeout_seconds between two chunks.",
+        description="Largest session file POST /v1/sessions/import takes (413 beyond; exempt "
+        "from RUNTIME_STORE_MAX_BODY_BYTES); its body must keep arriving, at most "
+        "RUNTIME_STORE_BODY_TIMEOUT_SECONDS between two chunks.",
+        json_schema_extra={"group": LIMITS},
     )
     retention_ended_sessions: timedelta | None = Field(
         default=None,
-        description="Purge ended sessions whose ended_at is older than this (30d, 12h…); "
-        "unset: keep forever.",
+        description="Purge ended sessions whose ended_at is older than this (30d, 12h…), as "
+        "`sessions purge` does. Unset: keep them forever.",
+        json_schema_extra={"group": RETENTION},
     )
     retention_sessionless_runs: timedelta | None = Field(
         default=None,
-        description="Delete terminal sessionless runs last changed longer ago than this; "
-        "unset: keep forever.",
+        description="Delete terminal sessionless runs last changed longer ago than this (their "
+        "IDs stay reserved). Unset: keep them forever.",
+        json_schema_extra={"group": RETENTION},
     )
     retention_orphan_memory: timedelta | None = Field(
         default=None,
-        description="Delete the memory appended for a run that does not exist once all of "
-        "it is older than this; unset: keep forever.",
+        description="Delete the memory appended for a run that does not exist once all of it is"
+        " older than this. Unset: keep it forever.",
+        json_schema_extra={"group": RETENTION},
     )
     retention_archive_dir: Path | None = Field(
         default=None,
         description="Export each session here (one NDJSON file) before retention purges it.",
+        json_schema_extra={"group": RETENTION},
     )
     retention_interval: timedelta | None = Field(
         default=None,
-        description="`serve` sweeps this often (one replica at a time); unset: never.",
+        description="How often `serve` sweeps retention (one replica at a time), with the ages "
+        "above. Unset: never; `runtime-store retention run` sweeps by hand.",
+        json_schema_extra={"group": RETENTION},
     )
 
     @field_validator(
@@ -332,6 +475,26 @@ def is_postgres_url(url: str) -> bool:
     return match is not None and match.group(1).lower() in _POSTGRES_SCHEMES
 
 
+def sqlite_url_of_path(text: str) -> str | None:
+    """``sqlite:///PATH`` for a database "URL" that is a plain file path (``./rs.db``,
+    ``/var/lib/rs.db``), as people write it; ``None`` for anything else."""
+    text = text.strip()
+    if not text or _SCHEME.match(text) or "@" in text or ":" in text or "?" in text:
+        return None
+    if "/" not in text and "." not in text:
+        return None
+    return f"sqlite:///{text}"
+
+
+def database_url_advice(url: str, problem: str) -> str:
+    """What is wrong with a database URL and the form to write instead: the very URL for
+    a plain file path (``sqlite:///./runtime-store.db``), the forms otherwise."""
+    as_sqlite = sqlite_url_of_path(url)
+    if as_sqlite is not None:
+        return f"{problem}: for the SQLite file {url.strip()}, write {as_sqlite}"
+    return f"{problem}: {DATABASE_URL_FORMS}"
+
+
 def database_url_problem(url: str) -> str | None:
     """What is wrong with a database URL before anything connects (its form, its scheme,
     its ports), without repeating the URL; ``None`` for a URL runtime-store can try."""
@@ -358,6 +521,15 @@ def database_url_problem(url: str) -> str | None:
 def env_name(field: str) -> str:
     """The environment variable of a setting."""
     return f"{ENV_PREFIX}{field.upper()}"
+
+
+def setting_group(field: str) -> str:
+    """The group of docs/configuration.md a setting belongs to."""
+    extra = Settings.model_fields[field].json_schema_extra
+    group = extra.get("group") if isinstance(extra, dict) else None
+    if not isinstance(group, str) or group not in GROUPS:
+        raise LookupError(f"the setting {field} names no group of {GROUPS}")
+    return group
 
 
 def _secret(field: str) -> bool:

@@ -40,8 +40,8 @@ def target(option: str | None) -> Target:
     """The database of ``--database-url``, else of the variable, else the default file; a
     URL that cannot be one is one line naming where it came from (password hidden)."""
     from app.settings import (
-        DATABASE_URL_FORMS,
         DEFAULT_DATABASE_URL,
+        database_url_advice,
         database_url_problem,
         mask_secrets,
     )
@@ -55,7 +55,8 @@ def target(option: str | None) -> Target:
         url, source = DEFAULT_DATABASE_URL, f"the default: {ENV} is not set"
     problem = database_url_problem(url)
     if problem is not None:
-        refuse(f"{source}={mask_secrets(url)} is not valid: {problem}: {DATABASE_URL_FORMS}")
+        advice = mask_secrets(database_url_advice(url, problem))
+        refuse(f"{source}={mask_secrets(url)} is not valid: {advice}")
     shown, file = display_url(url)
     common.note_database(shown)
     return Target(url=url, shown=shown, source=source, sqlite_file=file)

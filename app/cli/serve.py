@@ -153,7 +153,10 @@ _BOOTSTRAP_OUTCOMES = {
 @cli.command("serve")
 def serve(  # noqa: PLR0913, PLR0917 - one option per setting
     host: str = typer.Option(
-        "127.0.0.1", envvar="RUNTIME_STORE_HOST", help="Address to listen on."
+        "127.0.0.1",
+        envvar="RUNTIME_STORE_HOST",
+        help="Address to listen on; one that is not loopback needs RUNTIME_STORE_TOKEN_KEY "
+        "or --insecure.",
     ),
     port: int = typer.Option(8000, envvar="RUNTIME_STORE_PORT", help="Port to listen on."),
     workers: int = typer.Option(
@@ -165,7 +168,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
         False,
         "--no-migrate",
         envvar="RUNTIME_STORE_NO_MIGRATE",
-        help="Do not apply migrations at start.",
+        help="Do not apply migrations at start (`runtime-store db upgrade` applies them).",
     ),
     insecure: bool = typer.Option(
         False,
@@ -215,6 +218,8 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
 ) -> None:
     """Apply migrations (unless --no-migrate), then serve the HTTP API with uvicorn."""
     import os
+
+    _warn_unknown_variables()
 
     from app.observability.metrics import worker_metrics_directory
     from app.serving import (
@@ -314,6 +319,17 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
             serve_workers(config, start_timeout)
         else:
             serve_one_socket(config, start_timeout)
+
+
+def _warn_unknown_variables() -> None:
+    """A misspelt ``RUNTIME_STORE_*`` variable would be ignored without a word: one line on
+    stderr each, naming the closest setting, and serve on."""
+    import os
+
+    from .config_reference import unknown_variable_warnings
+
+    for line in unknown_variable_warnings(os.environ):
+        typer.echo(line, err=True)
 
 
 #: How the banner says each state of a read replica (app/storage/database/replicas.py).

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.domain.tokens import Role, TokenError
+from app.domain.tokens import Role, TokenError, TokenInfo
 
 if TYPE_CHECKING:
     from app.storage.access.tokens import Tokens
@@ -41,16 +41,32 @@ def tokens_create(
 
 
 @tokens_cli.command("list")
-def tokens_list(database_url: DatabaseUrl = None) -> None:
-    """Name, role, creation and revocation of every token (never the secret); times as
-    the API writes them (RFC 3339, UTC, milliseconds)."""
+def tokens_list(
+    database_url: DatabaseUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")] = False,
+) -> None:
+    """Name, role, state, creation and revocation of every token (never the secret), in a
+    table or as JSON lines; times as the API writes them (RFC 3339, UTC, milliseconds)."""
+    from app.operator_cli import print_table
     from runtime_store_client.times import format_rfc3339
 
-    for info in _tokens(database_url).list():
-        revoked = f"revoked {format_rfc3339(info.revoked_at)}" if info.revoked_at else "active"
-        typer.echo(
-            f"{info.name}\t{info.role.value}\tcreated {format_rfc3339(info.created_at)}\t{revoked}"
-        )
+    def document(info: TokenInfo) -> dict[str, str | None]:
+        return {
+            "name": info.name,
+            "role": info.role.value,
+            "state": "revoked" if info.revoked_at else "active",
+            "created_at": format_rfc3339(info.created_at),
+            "revoked_at": format_rfc3339(info.revoked_at) if info.revoked_at else None,
+        }
+
+    print_table(
+        iter([_tokens(database_url).list()]),
+        as_json,
+        document,
+        ["NAME", "ROLE", "STATE", "CREATED", "REVOKED"],
+        lambda info: [str(value or "") for value in document(info).values()],
+        nothing="no tokens: create one with `runtime-store tokens create --name NAME`",
+    )
 
 
 @tokens_cli.command("revoke")

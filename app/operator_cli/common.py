@@ -65,14 +65,27 @@ webhooks_cli = typer.Typer(
 )
 
 
+URL_ENV: Final = "RUNTIME_STORE_URL"
+TOKEN_ENV: Final = "RUNTIME_STORE_TOKEN"
+
+
 Url = Annotated[
-    str, typer.Option("--url", envvar="RUNTIME_STORE_URL", help="The service's base URL.")
+    str,
+    typer.Option(
+        "--url", envvar="RUNTIME_STORE_URL", help="The base URL of the service to talk to."
+    ),
 ]
 
 
 Token = Annotated[
     str | None,
-    typer.Option("--token", envvar="RUNTIME_STORE_TOKEN", help="Bearer token.", show_default=False),
+    typer.Option(
+        "--token",
+        envvar="RUNTIME_STORE_TOKEN",
+        help="Bearer token, for a service that requires tokens (RUNTIME_STORE_TOKEN_KEY "
+        "set there): `runtime-store tokens create` makes one.",
+        show_default=False,
+    ),
 ]
 
 
@@ -121,17 +134,44 @@ def _fail(message: str, code: int) -> typer.Exit:
 @contextmanager
 def _service(url: str, token: str | None, deadline: float = 10.0) -> Iterator[HttpStore]:
     """The client, with every failure turned into one line and an exit code."""
-    from runtime_store_client import HttpStore, StoreError, UnavailableError
+    from runtime_store_client import AuthError, HttpStore, StoreError, UnavailableError
 
     try:
         with HttpStore(url, token=token, retries=1, deadline=deadline) as store:
             yield store
     except UnavailableError as exc:
-        raise _fail(f"cannot reach {url}: {exc.message}", EXIT_UNREACHABLE) from None
+        if _transport_failure(exc.message):
+            raise _fail(
+                f"cannot reach {url} ({exc.message}): is the service running there? "
+                f"Point --url or {URL_ENV} at it",
+                EXIT_UNREACHABLE,
+            ) from None
+        raise _fail(f"{exc.code}: {exc.message} ({url})", EXIT_UNREACHABLE) from None
+    except AuthError as exc:
+        fix = (
+            f"pass --token or set {TOKEN_ENV} (`runtime-store tokens create` makes one)"
+            if token is None
+            else f"the token of --token or {TOKEN_ENV} is not an active token of {url}"
+        )
+        raise _fail(f"{exc.code}: {exc.message}: {fix}", EXIT_REFUSED) from None
     except StoreError as exc:
         raise _fail(f"{exc.code}: {exc.message}", EXIT_REFUSED) from None
     except ValueError as exc:  # a base URL httpx cannot use
         raise _fail(f"bad --url {url!r}: {exc}", EXIT_USAGE) from None
+
+
+def _transport_failure(message: str) -> bool:
+    """Whether an ``unavailable`` error is the client's failure to reach the service (the
+    client names the transport error: ``ConnectError: …``), not a 503 of the service."""
+    import httpx
+
+    names: set[str] = set()
+    pending: list[type] = [httpx.TransportError]
+    while pending:
+        cls = pending.pop()
+        names.add(cls.__name__)
+        pending += cls.__subclasses__()
+    return message.split(":", 1)[0].strip() in names
 
 
 def parse_when(text: str | None, option: str) -> datetime | None:
@@ -218,7 +258,11 @@ def _print(
     to_json: Callable[[T], dict[str, Any]],
     columns: list[str],
     row: Callable[[T], list[str]],
+    *,
+    nothing: str = "none",
 ) -> None:
+    """A table (or JSON lines); an empty table is one line that says so (``nothing``), not
+    a header alone."""
     if as_json:
         for page in pages:
             for item in page:
@@ -230,7 +274,14 @@ def _print(
     for page in pages:
         for item in page:
             table.add_row(*row(item))
+    if not table.row_count:
+        typer.echo(nothing)
+        return
     _console().print(table)
+
+
+#: ``_print`` for the commands outside this package (``tokens list``).
+print_table: Final = _print
 
 
 def _labels(labels: dict[str, str] | Any) -> str:

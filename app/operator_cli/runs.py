@@ -91,7 +91,14 @@ def runs_list(  # noqa: PLR0913, PLR0917 - one option per filter of CONTRACT.md 
             )
             return page.runs, page.next_cursor
 
-        _print(_pages(fetch, cursor, everything), as_json, run_json, _RUN_COLUMNS, _run_row)
+        _print(
+            _pages(fetch, cursor, everything),
+            as_json,
+            run_json,
+            _RUN_COLUMNS,
+            _run_row,
+            nothing="no runs",
+        )
 
 
 @runs_cli.command("show")
@@ -142,6 +149,7 @@ def runs_records(
             record_json,
             ["ID", "TYPE", "EVENT KEY", "TIME", "PAYLOAD"],
             row,
+            nothing="no records",
         )
 
 
@@ -181,4 +189,9 @@ def runs_wait(
         run = store.wait_for_run(run_id, wanted, timeout)
     sys.stdout.write(json.dumps(run_json(run), ensure_ascii=False) + "\n")
     if not wanted.reached(run.status):
+        typer.echo(
+            f"timed out: run {run_id} is still {run.status.value}, not {until}, after "
+            f"{timeout:g} s; wait longer with --timeout",
+            err=True,
+        )
         raise typer.Exit(EXIT_WAIT_TIMEOUT)

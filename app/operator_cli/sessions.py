@@ -84,7 +84,12 @@ def sessions_list(  # noqa: PLR0913, PLR0917 - one option per filter
             return page.sessions, page.next_cursor
 
         _print(
-            _pages(fetch, cursor, everything), as_json, session_json, _SESSION_COLUMNS, _session_row
+            _pages(fetch, cursor, everything),
+            as_json,
+            session_json,
+            _SESSION_COLUMNS,
+            _session_row,
+            nothing="no sessions",
         )
 
 

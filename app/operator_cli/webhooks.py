@@ -15,12 +15,15 @@ if TYPE_CHECKING:
     )
 from .common import (
     DEFAULT_URL,
+    EXIT_USAGE,
+    URL_ENV,
     AsJson,
     Cursor,
     Everything,
     Limit,
     Token,
     Url,
+    _fail,
     _pages,
     _print,
     _service,
@@ -49,20 +52,53 @@ def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
     }
 
 
+_EXAMPLE = "runtime-store webhooks create https://hooks.example/rs --event run.finished"
+
+
 @webhooks_cli.command("create")
 def webhooks_create(
-    webhook_url: Annotated[str, typer.Argument(metavar="URL", help="Where events are POSTed.")],
+    ctx: typer.Context,
+    webhook_url: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="URL",
+            help="Where events are POSTed (the argument; --url is the service's).",
+            show_default=False,
+        ),
+    ] = None,
     event: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--event",
             help="run.finished, run.suspended, session.ended or session.purged (repeatable).",
+            show_default=False,
         ),
-    ],
+    ] = None,
     url: Url = DEFAULT_URL,
     token: Token = None,
 ) -> None:
-    """Subscribe a URL to events; prints the subscription with its secret (shown once)."""
+    """Subscribe a URL to events; prints the subscription with its secret (shown once).
+
+    The webhook's URL is the argument; --url (RUNTIME_STORE_URL) names the service, as for
+    every operator command."""
+    if webhook_url is None:
+        source = ctx.get_parameter_source("url")
+        if source is not None and source.name == "COMMANDLINE":
+            events = " ".join(f"--event {name}" for name in event or ["EVENT"])
+            raise _fail(
+                f"--url names the service, not the webhook: give the webhook's URL as the "
+                f"argument: runtime-store webhooks create {url} {events} (and the service's "
+                f"as --url or {URL_ENV} if it is not {DEFAULT_URL})",
+                EXIT_USAGE,
+            )
+        raise _fail(f"give the webhook's URL as the argument: {_EXAMPLE}", EXIT_USAGE)
+    from runtime_store_client import WebhookEventType
+
+    known = [kind.value for kind in WebhookEventType]
+    unknown = [name for name in event or () if name not in known]
+    if unknown or not event:
+        said = f"{unknown[0]!r} is not a webhook event" if unknown else "name at least one"
+        raise _fail(f"--event: {said}; the events are {', '.join(known)}", EXIT_USAGE)
     with _service(url, token) as store:
         created = store.create_webhook(webhook_url, event)
     sys.stdout.write(
@@ -86,6 +122,7 @@ def webhooks_list(url: Url = DEFAULT_URL, token: Token = None, as_json: AsJson =
             ",".join(event.value for event in hook.events),
             _time(hook.created_at),
         ],
+        nothing="no webhooks",
     )
 
 
@@ -130,6 +167,7 @@ def webhooks_deliveries(
                 "" if d.last_status_code is None else str(d.last_status_code),
                 _time(d.next_attempt_at),
             ],
+            nothing="no deliveries",
         )
 
 

@@ -35,9 +35,13 @@ def test_webhooks_create_list_deliveries_and_delete(sqlite_server: LiveServer) -
 
 
 def test_webhooks_create_refuses_an_unknown_event_type(sqlite_server: LiveServer) -> None:
+    """Before it asks the service: the line lists the events there are."""
     code, _, err = run_cli(sqlite_server, "webhooks", "create", URL, "--event", "run.started")
-    assert code == 1
-    assert "invalid_argument" in err
+    assert code == 2
+    assert err.strip() == (
+        "error: --event: 'run.started' is not a webhook event; the events are run.finished, "
+        "run.suspended, session.ended, session.purged"
+    )
 
 
 def test_runs_wait_prints_the_finished_run_and_exits_4_at_the_timeout(
