@@ -104,6 +104,10 @@ TAGS = [
 ]
 
 
+#: The endpoints of the calls a runtime makes most, matched before every other route: a
+#: run's appends and its pages (each route tried costs a path match).
+FIRST_MATCHED = (runs.append_run_record, runs.list_run_records)
+
 #: Connections each worker's pool may open beyond ``db_pool_size``.
 DB_POOL_OVERFLOW = 4
 
@@ -296,19 +300,16 @@ def create_app(
                 freeze_startup_heap()
             yield
 
-    app = FastAPIOffline(
-        title="runtime-store",
-        version=version("runtime-store"),
-        description=DESCRIPTION,
-        openapi_tags=TAGS,
-        lifespan=lifespan,
-        static_url="/docs-assets",
-        # Traces come from OpenTelemetry's FastAPI instrumentation when asked for
-        # (observability/tracing.py), metrics from prometheus-client: FastAPI's own
-        # telemetry would only repeat them, and asks the global providers on every request.
-        telemetry={"tracing": False, "metrics": False, "logs": False},
-    )
-    for router in (
+    # The API's path operations are the app's own routes, one flat list matched once per
+    # request. ``include_router`` would keep each router whole behind a node FastAPI walks
+    # route by route (and again inside the router it picked): about 45 µs of CPU per request
+    # (docs/performance.md, "One path"). The routes are the routers' own objects (their
+    # prefixes, dependencies and responses), so 405s and the OpenAPI document (built in the
+    # routers' order, below) are unchanged. (``app.dependency_overrides`` does not reach
+    # them: nothing overrides a dependency.) The calls a runtime makes most are matched
+    # first (``FIRST_MATCHED``); no other route matches their paths, so each request goes
+    # to the route it went to before (tests/api/test_route_order.py).
+    api_routers = (
         sessions.router,
         transfer.router,
         starts.router,
@@ -323,6 +324,23 @@ def create_app(
         webhooks.router,
         whoami.router,
         health.router,
+    )
+    documented: list[Any] = [route for router in api_routers for route in router.routes]
+    app = FastAPIOffline(
+        title="runtime-store",
+        version=version("runtime-store"),
+        description=DESCRIPTION,
+        openapi_tags=TAGS,
+        lifespan=lifespan,
+        static_url="/docs-assets",
+        # Traces come from OpenTelemetry's FastAPI instrumentation when asked for
+        # (observability/tracing.py), metrics from prometheus-client: FastAPI's own
+        # telemetry would only repeat them, and asks the global providers on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
+        routes=sorted(documented, key=lambda route: route.endpoint not in FIRST_MATCHED),
+    )
+    # Pages for people, off the API's hot path: included whole.
+    for router in (
         console_router,  # /console: HTML over the routes above, kept out of the document
         console_root_router,  # /favicon.ico
     ):
@@ -338,7 +356,8 @@ def create_app(
                 title=app.title,
                 version=app.version,
                 description=app.description,
-                routes=app.routes,
+                # The API's routes in their routers' order, then the app's own.
+                routes=[*documented, *app.routes[len(documented) :]],
                 tags=app.openapi_tags,
             )
             app.openapi_schema = add_request_examples(problem_media_types(document))

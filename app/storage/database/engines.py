@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 
 from app.database_url import canonical_database_url
+from app.storage.database.explicit_begin import autocommit_options, begin_explicitly
 from app.storage.database.read_deadlines import DEFAULT_READ_TIMEOUT_SECONDS, READ_TIMEOUT_OPTION
 
 #: Execution option that makes a SQLite transaction take the write lock at BEGIN.
@@ -87,7 +88,13 @@ def create_async_engine(
     if parsed.get_backend_name() != "postgresql":
         raise ValueError("asynchronous connections are for PostgreSQL only")
     _configure(kwargs, read_timeout_seconds)
-    return _create_async_engine(parsed, **_postgresql(parsed, kwargs))
+    # Its connections stay in autocommit; a transaction sends its BEGIN (explicit_begin.py).
+    options = _postgresql(parsed, kwargs)
+    level = autocommit_options(options)
+    engine = _create_async_engine(parsed, **options)
+    if level is not None:
+        begin_explicitly(engine.sync_engine, level)
+    return engine
 
 
 def _configure(kwargs: dict[str, Any], read_timeout_seconds: float | None) -> None:

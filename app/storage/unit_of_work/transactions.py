@@ -34,6 +34,7 @@ from app.observability import metrics
 from app.storage.database import read_deadlines, replicas
 from app.storage.database.dialects import dialect_of
 from app.storage.database.engines import WRITE_OPTION
+from app.storage.database.explicit_begin import CONNECTIONS_IN_AUTOCOMMIT, NO_BEGIN_OPTION
 from app.storage.database.failures import raise_unless_transient, unavailable_message
 from app.storage.database.waiting import pause
 from app.storage.unit_of_work.tx import Tx, purged_error
@@ -165,7 +166,11 @@ class UnitOfWork:
     ) -> T:
         engine = self.engine if replica is None else replica.engine
         with engine.connect() as conn:
-            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+            if conn.get_execution_options().get(CONNECTIONS_IN_AUTOCOMMIT):
+                # Already in autocommit (explicit_begin.py): only kept from sending BEGIN.
+                autocommit = conn.execution_options(**{NO_BEGIN_OPTION: True})
+            else:
+                autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
             tx = Tx(autocommit, self.dialect, self._clock(), replica=replica)
             tx.tracks_positions = self.replicas is not None
             if replica is None and write:
