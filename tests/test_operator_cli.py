@@ -111,6 +111,33 @@ def test_runs_show_and_records(live_server: LiveServer) -> None:
     assert '{"step":1}' in out
 
 
+def test_runs_records_type_shows_only_records_of_the_types_named(live_server: LiveServer) -> None:
+    ids = _seed(live_server)
+    code, out, _ = run_cli(
+        live_server, "runs", "records", ids["failed"], "--type", "planner_note", "--json"
+    )
+    assert code == 0
+    assert [json.loads(line)["type"] for line in out.splitlines()] == ["planner_note"]
+    code, out, _ = run_cli(
+        live_server,
+        "runs",
+        "records",
+        ids["failed"],
+        "--type",
+        "run_started",
+        "--type",
+        "run_completed",
+        "--json",
+    )
+    assert [json.loads(line)["type"] for line in out.splitlines()] == [
+        "run_started",
+        "run_completed",
+    ]
+    code, out, _ = run_cli(live_server, "runs", "records", ids["failed"], "--type", "nothing")
+    assert code == 0
+    assert out.strip() == "no records"
+
+
 def test_sessions_show_end_and_purge(live_server: LiveServer) -> None:
     ids = _seed(live_server)
     code, out, _ = run_cli(live_server, "sessions", "show", "sess-new", "--json")

@@ -120,6 +120,12 @@ def runs_show(
     _console().print(table)
 
 
+RecordTypes = Annotated[
+    list[str] | None,
+    typer.Option("--type", help="Only records of this type (repeat the option for several types)."),
+]
+
+
 @runs_cli.command("records")
 def runs_records(
     run_id: str,
@@ -129,13 +135,18 @@ def runs_records(
     cursor: Cursor = "",
     everything: Everything = False,
     as_json: AsJson = False,
+    record_types: RecordTypes = None,
 ) -> None:
-    """A run's records, oldest first (payloads cut to one line in the table)."""
+    """A run's records, oldest first (payloads cut to one line in the table); with
+    ``--type``, only the records of those types (each page read is filtered: ``--all``
+    for every match)."""
+    wanted = set(record_types or ())
     with _service(url, token) as store:
 
         def fetch(at: str) -> tuple[list[Record], str]:
             page = store.list_run_records(run_id, cursor=at, limit=limit)
-            return page.records, page.next_cursor
+            records = [r for r in page.records if not wanted or r.type in wanted]
+            return records, page.next_cursor
 
         def row(record: Record) -> list[str]:
             payload = bytes(record.payload).decode("utf-8", "replace")
