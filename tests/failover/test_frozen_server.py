@@ -23,7 +23,8 @@ from sqlalchemy.engine import make_url
 
 from app.storage import SqlStore
 from app.storage.database.engines import CONNECT_TIMEOUT_SECONDS, create_engine
-from app.storage.database.read_deadlines import DatabaseUnresponsive, _probe, unanswered_bound
+from app.storage.database.read_deadlines import DatabaseUnresponsive, unanswered_bound
+from app.storage.database.server_probes import probe
 from runtime_store_client import UnavailableError
 from tests.contract.builders import new_session
 
@@ -91,15 +92,15 @@ def through(postgres_url: str, relay: Relay) -> str:
 
 
 def test_the_probe_tells_a_live_server_from_a_frozen_one(postgres_url: str, relay: Relay) -> None:
-    assert _probe("127.0.0.1", relay.port)
+    assert probe("127.0.0.1", relay.port)
     relay.frozen.set()
     started = time.monotonic()
-    assert not _probe("127.0.0.1", relay.port)
+    assert not probe("127.0.0.1", relay.port)
     assert time.monotonic() - started < 2.0
     closed = socket.create_server(("127.0.0.1", 0))
     port = closed.getsockname()[1]
     closed.close()
-    assert not _probe("127.0.0.1", port)  # refused
+    assert not probe("127.0.0.1", port)  # refused
 
 
 def test_a_write_to_a_frozen_server_is_cut_and_answers_unavailable(

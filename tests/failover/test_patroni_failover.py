@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from app.storage.database.engines import CONNECT_TIMEOUT_SECONDS
-from app.storage.database.read_deadlines import DEFAULT_READ_TIMEOUT_SECONDS, PROBE_TIMEOUT_SECONDS
+from app.storage.database.read_deadlines import DEFAULT_READ_TIMEOUT_SECONDS
+from app.storage.database.server_probes import PROBE_TIMEOUT_SECONDS
 
 from .cluster import PatroniCluster, missing_tools, patroni_cluster
 from .scenarios import BLOWS, WAIT_WITHIN, run_scenario

@@ -44,10 +44,6 @@ How a statement is stopped differs by database:
 from __future__ import annotations
 
 import functools
-import logging
-import os
-import socket
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -60,9 +56,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from app.observability import metrics
+from app.storage.database.statement_watchdog import (
+    CANCELED,
+    TIMEOUT,
+    UNRESPONSIVE,
+    WATCHDOG,
+    RunningStatement,
+)
 from runtime_store_client import UnavailableError
-
-log = logging.getLogger("runtime_store.interrupts")
 
 T = TypeVar("T")
 
@@ -72,21 +73,6 @@ DEFAULT_READ_TIMEOUT_SECONDS: Final = 5.0
 #: SQLite virtual-machine instructions between two checks of a read's deadline: about
 #: 0.1 ms of work, so a check costs well under 1 % of a read and stops it within 1 ms.
 SQLITE_CHECK_OPS: Final = 10_000
-#: Longest the watchdog waits for PostgreSQL to take a cancel request (its server has
-#: just answered a probe).
-_CANCEL_TIMEOUT_SECONDS: Final = 5.0
-#: Longest a probe waits for a server's answer; one that takes longer is not answering.
-PROBE_TIMEOUT_SECONDS: Final = 1.0
-#: How long a probe's answer stands for every statement on the same server: a frozen
-#: server with twenty statements waiting costs one probe, not twenty.
-_PROBE_MEMORY_SECONDS: Final = 1.0
-#: PostgreSQL's ``SSLRequest`` packet: length 8, code 80877103.
-_SSL_REQUEST: Final = struct.pack("!ii", 8, 80877103)
-
-_TIMEOUT: Final = "timeout"
-_CANCELED: Final = "canceled"
-#: The server did not answer a probe: the connection was cut.
-_UNRESPONSIVE: Final = "unresponsive"
 
 
 class DatabaseUnresponsive(UnavailableError):
@@ -126,7 +112,7 @@ class Canceler:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._running: set[_Running] = set()
+        self._running: set[RunningStatement] = set()
         self.canceled = False
         #: When the call began (monotonic): its retries end a read deadline later.
         self.started = time.monotonic()
@@ -136,16 +122,16 @@ class Canceler:
             self.canceled = True
             running = list(self._running)
         for read in running:
-            read.stop(_CANCELED)
+            read.stop(CANCELED)
 
-    def _add(self, read: _Running) -> bool:
+    def _add(self, read: RunningStatement) -> bool:
         with self._lock:
             if self.canceled:
                 return False
             self._running.add(read)
             return True
 
-    def _remove(self, read: _Running) -> None:
+    def _remove(self, read: RunningStatement) -> None:
         with self._lock:
             self._running.discard(read)
 
@@ -197,234 +183,6 @@ def check_not_canceled() -> None:
 # --- one read -----------------------------------------------------------------------------
 
 
-class _Running:
-    """One read in progress on one DBAPI connection."""
-
-    __slots__ = ("_dbapi", "_lock", "deadline", "done", "patience", "reason", "sqlite", "write")
-
-    def __init__(
-        self, dbapi: Any, deadline: float | None, *, sqlite: bool, write: bool = False
-    ) -> None:
-        self._dbapi = dbapi
-        self._lock = threading.Lock()
-        self.deadline = deadline
-        #: Seconds until a write whose server still answers is looked at again.
-        self.patience = 0.0 if deadline is None else max(0.05, deadline - time.monotonic())
-        self.sqlite = sqlite
-        #: A write is never stopped for its deadline, only cut when its server is gone.
-        self.write = write
-        self.done = False
-        #: Why it was stopped (``_TIMEOUT``, ``_CANCELED``); ``None`` while it may run.
-        self.reason: str | None = None
-
-    def stop(self, reason: str) -> None:
-        """Stop the statement running (any thread)."""
-        if self.sqlite:  # the progress handler, on the reading thread, sees it
-            if self.reason is None:
-                self.reason = reason
-            return
-        if self.done:
-            return
-        if threading.current_thread() is not _WATCHDOG.thread:
-            _WATCHDOG.stop_now(self, reason)  # a cancel request may block: not here
-            return
-        # Probed outside the lock: a read that ends meanwhile never waits for the probe.
-        answers = self.reason != _UNRESPONSIVE and _answers(self._dbapi)
-        with self._lock:  # the read cannot end (and free its connection) meanwhile
-            if self.done:
-                return
-            if not answers:
-                # A frozen server takes no cancel request either: cut the connection.
-                self.reason = _UNRESPONSIVE
-                sever_connection(self._dbapi)
-                return
-            if self.write:
-                return  # the server answers: the write runs on, watched again later
-            if self.reason is None:
-                self.reason = reason
-            self._cancel()
-
-    def _cancel(self) -> None:
-        try:
-            if isinstance(self._dbapi, psycopg.AsyncConnection):
-                # The service's connection, in use on its event loop: libpq's blocking
-                # cancel request, sent from this thread (its server just answered).
-                self._dbapi.cancel()
-            else:
-                self._dbapi.cancel_safe(timeout=_CANCEL_TIMEOUT_SECONDS)
-        except Exception as exc:  # the statement runs on; its own end frees it
-            log.warning("could not cancel a read statement: %s", exc)
-
-    def finish(self) -> None:
-        with self._lock:
-            self.done = True
-
-    def sqlite_check(self) -> int:
-        """SQLite's progress handler: non-zero stops the statement."""
-        if self.reason is not None:
-            return 1
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            self.reason = _TIMEOUT
-            return 1
-        return 0
-
-
-class _Watchdog:
-    """One thread per process that sends PostgreSQL's cancel requests: when a running
-    read's deadline passes, and at once for a cancelled call.
-
-    It knows the reads running now (at most one per database thread) and wakes at the
-    earliest of their deadlines, or every ``TICK`` seconds while any runs: a read that
-    starts only tells it when its deadline comes before that wake-up (never, with the
-    service's one timeout above ``TICK``), so reads cost it a set insertion and removal.
-    Idle for ``PARK`` seconds, it sleeps until the next read starts."""
-
-    TICK: Final = 0.05
-    PARK: Final = 1.0
-    #: Seconds between cancel requests for a stopped read that is still running.
-    RESEND: Final = 0.05
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._running: set[_Running] = set()
-        self._urgent: list[tuple[_Running, str]] = []
-        #: When the thread wakes next (``inf``: parked until a read starts).
-        self._wakes = float("inf")
-        self.thread: threading.Thread | None = None
-
-    def watch(self, read: _Running) -> None:
-        if read.deadline is None:
-            return
-        with self._cond:
-            self._running.add(read)
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="read-deadlines", daemon=True)
-                self.thread.start()
-            elif read.deadline < self._wakes:
-                self._cond.notify()
-
-    def forget(self, read: _Running) -> None:
-        with self._cond:
-            self._running.discard(read)
-
-    def stop_now(self, read: _Running, reason: str) -> None:
-        with self._cond:
-            self._urgent.append((read, reason))
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="read-deadlines", daemon=True)
-                self.thread.start()
-            else:
-                self._cond.notify()
-
-    def _due(self) -> list[tuple[_Running, str]]:
-        """Wait for the next deadline or cancel; the reads to stop then."""
-        idle_since = time.monotonic()
-        with self._cond:
-            while True:
-                now = time.monotonic()
-                due = self._urgent
-                self._urgent = []
-                for read in self._running:
-                    if read.deadline is not None and read.deadline <= now:
-                        due.append((read, _TIMEOUT))
-                self._running.difference_update(read for read, _ in due)
-                if due:
-                    return due
-                if self._running:
-                    idle_since = now
-                    earliest = min(r.deadline for r in self._running if r.deadline is not None)
-                    self._wakes = min(earliest, now + self.TICK)
-                elif now - idle_since < self.PARK:
-                    self._wakes = now + self.TICK
-                else:
-                    self._wakes = float("inf")
-                    self._cond.wait()
-                    idle_since = time.monotonic()
-                    continue
-                self._cond.wait(max(0.0, self._wakes - now))
-
-    def _run(self) -> None:
-        while True:
-            for read, reason in self._due():
-                try:
-                    read.stop(reason)
-                except Exception:  # the watchdog never dies
-                    log.exception("could not stop a statement past its deadline")
-                if not read.done:
-                    # PostgreSQL drops a cancel request that finds no statement running (the
-                    # read was between two, or had not sent its first yet on a busy
-                    # machine): ask again until the read has ended. A write whose server
-                    # answers is looked at again a deadline later.
-                    again = self.RESEND if read.reason is not None else read.patience
-                    self.watch_again(read, time.monotonic() + again)
-
-    def watch_again(self, read: _Running, deadline: float) -> None:
-        with self._cond:
-            if not read.done:
-                read.deadline = deadline
-                self._running.add(read)
-
-
-_WATCHDOG: Final = _Watchdog()
-
-_probed: dict[tuple[str, int], tuple[float, bool]] = {}
-
-
-def _answers(dbapi: Any) -> bool:
-    """Whether the server of a psycopg connection answers a probe within
-    ``PROBE_TIMEOUT_SECONDS`` (its answer stands ``_PROBE_MEMORY_SECONDS``). Called on
-    the watchdog thread only."""
-    try:
-        info = dbapi.info
-        host = info.host
-        address = host if host.startswith("/") else (info.hostaddr or host)
-        port = int(info.port)
-    except Exception:  # a connection already closed: nothing to wait for
-        return False
-    now = time.monotonic()
-    known = _probed.get((address, port))
-    if known is not None and now - known[0] < _PROBE_MEMORY_SECONDS:
-        return known[1]
-    answered = _probe(address, port)
-    if not answered:
-        log.warning("database server %s:%s does not answer; cutting its connections", host, port)
-    _probed[(address, port)] = (time.monotonic(), answered)
-    return answered
-
-
-def _probe(address: str, port: int) -> bool:
-    """An SSL request to a PostgreSQL server: any live postmaster answers one byte at
-    once, before authentication; a frozen or unreachable one does not."""
-    try:
-        if address.startswith("/"):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(PROBE_TIMEOUT_SECONDS)
-            sock.connect(f"{address}/.s.PGSQL.{port}")
-        else:
-            sock = socket.create_connection((address, port), timeout=PROBE_TIMEOUT_SECONDS)
-        with sock:
-            sock.settimeout(PROBE_TIMEOUT_SECONDS)
-            sock.sendall(_SSL_REQUEST)
-            return sock.recv(1) != b""
-    except OSError:
-        return False
-
-
-def sever_connection(dbapi: Any) -> None:
-    """Shut a psycopg connection's socket down: whatever waits on it (on any thread, or
-    the event loop) fails at once with a lost connection, which SQLAlchemy takes for a
-    disconnect (the pool's connections are dropped)."""
-    try:
-        fd = dbapi.pgconn.socket
-    except Exception:  # closed already
-        return
-    try:
-        with socket.socket(fileno=os.dup(fd)) as sock:
-            sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
 @contextmanager
 def _watched(
     conn: Connection,
@@ -442,13 +200,13 @@ def _watched(
     sqlite = conn.dialect.name == "sqlite"
     deadline = None if timeout is None else time.monotonic() + timeout
     dbapi = conn.connection.driver_connection
-    read = _Running(dbapi, deadline, sqlite=sqlite, write=write)
+    read = RunningStatement(dbapi, deadline, sqlite=sqlite, write=write)
     if canceler is not None and not canceler._add(read):
         raise UnavailableError("the request was cancelled: its client went away")
     if sqlite:
         dbapi.set_progress_handler(read.sqlite_check, SQLITE_CHECK_OPS)  # type: ignore[union-attr]
     else:
-        _WATCHDOG.watch(read)
+        WATCHDOG.watch(read)
     failed = False
     try:
         yield
@@ -456,7 +214,7 @@ def _watched(
         failed = True
         if read.reason is None and not is_interrupted(exc):
             raise
-        if transaction and read.reason != _CANCELED:
+        if transaction and read.reason != CANCELED:
             metrics.transaction_unavailable()
         raise _stopped(read.reason, timeout) from exc
     except BaseException:
@@ -469,7 +227,7 @@ def _watched(
         if sqlite:
             dbapi.set_progress_handler(None, SQLITE_CHECK_OPS)  # type: ignore[union-attr]
         else:
-            _WATCHDOG.forget(read)
+            WATCHDOG.forget(read)
             if failed and read.reason is not None:
                 # A cancel request may still be on its way to this backend: never pool it.
                 conn.invalidate()
@@ -506,15 +264,15 @@ def unanswered_bound(conn: Connection, engine: Engine) -> Iterator[None]:
 
 
 def _stopped(reason: str | None, timeout: float | None) -> UnavailableError:
-    if reason == _CANCELED:
+    if reason == CANCELED:
         return UnavailableError("the read was stopped: its client went away")
-    if reason == _UNRESPONSIVE:
+    if reason == UNRESPONSIVE:
         return DatabaseUnresponsive(
             "the database stopped answering"
             + (f" for {timeout:g} s" if timeout is not None else "")
             + "; its connection was cut: retry"
         )
-    if reason == _TIMEOUT and timeout is not None:
+    if reason == TIMEOUT and timeout is not None:
         return timed_out(timeout)
     return UnavailableError("the database stopped the read's statement; retry")
 

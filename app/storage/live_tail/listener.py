@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 
 from app.awaiting import first_of
 from app.storage.database.engines import CONNECT_TIMEOUT_SECONDS
-from app.storage.database.read_deadlines import sever_connection
+from app.storage.database.server_probes import sever_connection
 from app.storage.live_tail.wakeup_source import Hub
 
 log = logging.getLogger("runtime_store.tail")
