@@ -1,6 +1,6 @@
-"""``python -m bench.document RESULT.json``: a result file as the markdown of
-docs/performance.md ("Last full run" and "Targets"), so the document shows a run's own
-numbers, not hand-copied ones.
+"""``python -m bench.document RESULT.json``: a result file as markdown tables (the floor,
+throughput and CPU per call, every row, peak RSS and the targets judged), so a document
+quotes a run's own numbers, not hand-copied ones (docs/performance.md, "Targets").
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
     assert results["targets"]
     assert results["memory"]
 
-    # The result renders as docs/performance.md's sections, every measured row included.
+    # The result renders as markdown tables (bench.document), every measured row included.
     rendered = subprocess.run(
         [sys.executable, "-m", "bench.document", str(output)],
         cwd=REPO,

@@ -1,5 +1,5 @@
 """A served worker's start-up heap leaves the garbage collector's full passes
-(``app.serving.freeze_startup_heap``, docs/performance.md "An import and SQLite's writer").
+(``app.serving.freeze_startup_heap``, docs/performance.md "Serving processes").
 
 A full collection walks every tracked object and stops every thread of the worker
 meanwhile: with the ~160,000 objects of a started worker that was 70-150 ms on the 2-core

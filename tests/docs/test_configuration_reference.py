@@ -28,7 +28,7 @@ REFERENCE = ROOT / "docs" / "configuration.md"
 #: A variable's name as code and docs write it (``RUNTIME_STORE_RETENTION_*`` is a family).
 NAME = re.compile(r"RUNTIME_STORE_[A-Z0-9_]*[A-Z0-9]\b(?!\*)")
 #: Where a variable can be read or told to a user.
-SOURCES = ("app", "clients", "bench", "tests", "scripts", "Dockerfile", "README.md")
+SOURCES = ("app", "clients", "bench", "tests", "scripts", "docs", "Dockerfile", "README.md")
 #: Not variables: a prefix a test matches (tests/observability/test_serve.py).
 PREFIXES = {"RUNTIME_STORE_LOG"}
 
@@ -67,9 +67,8 @@ def test_every_variable_the_code_reads_is_in_the_reference_or_not_a_setting() ->
     documented = {row.name for row in variables()}
     assert not documented & set(NOT_SETTINGS)
     named = _named_in_the_repository()
-    # Names the code and docs use that nothing reads (the history of docs/performance.md
-    # aside, which is not searched) would be warned about: each is either documented or
-    # a variable of the tests and benchmarks.
+    # Names the code and docs use that nothing reads would be warned about: each is either
+    # documented or a variable of the tests and benchmarks (no removed setting is named).
     assert named - documented - set(NOT_SETTINGS) == set()
     assert set(NOT_SETTINGS) <= named  # no stale exclusion
     assert {env_name(name) for name in Settings.model_fields} <= documented

@@ -11,8 +11,8 @@ it does to every HTTP request.
 * **Response headers**: ``X-Request-ID``; the docs pages' Content-Security-Policy
   (``docs``); ``X-Content-Type-Options: nosniff`` where the response lacks it.
 
-These were four middlewares, each wrapping ``send`` again (docs/performance.md, "One layer
-for the response headers").
+These were four middlewares, each wrapping ``send`` again (docs/performance.md, "The HTTP
+path").
 """
 
 from __future__ import annotations

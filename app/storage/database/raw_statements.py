@@ -12,7 +12,7 @@ On PostgreSQL the rows come back in psycopg's binary format: the schema's column
 text, integers and ``bytea``, whose binary forms load to the same Python values, and a
 ``bytea`` payload then travels as its bytes rather than as hex text the server writes and
 psycopg parses back (a page of 100 records of 1 KB: half the driver's CPU per page,
-docs/performance.md, "Pages in binary").
+docs/performance.md, "Cheap pages").
 
 It always takes this path, observed or not. Observers get the same events SQLAlchemy
 gives them: every ``before_cursor_execute`` listener of the engine (which may rewrite the
