@@ -28,7 +28,18 @@ REFERENCE = ROOT / "docs" / "configuration.md"
 #: A variable's name as code and docs write it (``RUNTIME_STORE_RETENTION_*`` is a family).
 NAME = re.compile(r"RUNTIME_STORE_[A-Z0-9_]*[A-Z0-9]\b(?!\*)")
 #: Where a variable can be read or told to a user.
-SOURCES = ("app", "clients", "bench", "tests", "scripts", "Dockerfile", "README.md")
+SOURCES = (
+    "app",
+    "clients",
+    "bench",
+    "tests",
+    "scripts",
+    "Dockerfile",
+    "README.md",
+    "docs/guide.md",
+    "docs/administration.md",
+    "docs/development.md",
+)
 #: Not variables: a prefix a test matches (tests/observability/test_serve.py).
 PREFIXES = {"RUNTIME_STORE_LOG"}
 

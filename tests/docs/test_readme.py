@@ -198,9 +198,14 @@ def python_environment(clone: Clone, home: Path) -> dict[str, str]:
     return env
 
 
-def run_python_block(clone: Clone, code: str, where: str, scratch: Path, home: Path) -> None:
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def run_python_block(clone: Clone, block: Block, code: str, scratch: Path, home: Path) -> None:
     """One Python block in an interpreter of its own, as pasted into a new ``python``."""
-    script = scratch / f"block-{where.split()[2]}.py"
+    where = f"README.md line {block.line} (python)"
+    script = scratch / f"block-{block.line}.py"
     script.write_text(code)
     try:
         done = subprocess.run(
@@ -214,7 +219,7 @@ def run_python_block(clone: Clone, code: str, where: str, scratch: Path, home: P
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"{where} timed out:\n{exc.stdout}\n{exc.stderr}")
+        pytest.fail(f"{where} timed out:\n{_text(exc.stdout)}\n{_text(exc.stderr)}")
     if done.returncode != 0:
         log = clone.server.log()[-3000:]
         pytest.fail(f"{where} failed:\n{done.stdout}\n{done.stderr}\n{log}")
@@ -233,10 +238,10 @@ def run_readme(clone: Clone, scratch: Path) -> None:
             if block.skip:
                 continue
             code = _on_port(block.code, port)
-            where = f"README.md line {block.line} ({block.lang})"
             if block.lang == "python":
-                run_python_block(clone, code, where, scratch, home)
+                run_python_block(clone, block, code, scratch, home)
                 continue
+            where = f"README.md line {block.line} ({block.lang})"
             ok, output_text = shell.run(code)
             assert ok, f"{where} failed:\n{output_text}"
             assert "Traceback" not in output_text, f"{where}:\n{output_text}"
@@ -261,7 +266,7 @@ def test_a_fresh_shell_has_no_runtime_store_until_the_readme_says_how(
     clone: Clone, tmp_path: Path
 ) -> None:
     """The shell the README runs in is fresh: ``runtime-store`` is not on its PATH until
-    the reader activates ``.venv`` as *Run it* says."""
+    the reader activates ``.venv`` as the Quickstart says."""
     shell = Shell(clone.path, fresh_shell_environment(tmp_path), tmp_path)
     try:
         ok, output = shell.run("if command -v runtime-store; then exit 1; fi\n")
