@@ -74,8 +74,8 @@ def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
             if not _is_loopback(host) and not insecure:
                 _refuse(
                     f"{host} is not a loopback address and RUNTIME_STORE_TOKEN_KEY is not "
-                    "set: set it (tokens are then required; see README, Run it securely), "
-                    "or pass --insecure to serve without authentication"
+                    "set: set it (tokens are then required; see docs/administration.md, Run it "
+                    "securely), or pass --insecure to serve without authentication"
                 )
             active = _active_or_none(tokens)
             if active is None:

@@ -1,25 +1,29 @@
-"""Every code block of README.md runs as shown, on a fresh clone, twice (issues 19 and 33).
+"""Every code block of README.md runs as shown, on a fresh clone, twice (issues 19, 33, 48).
 
 The test starts ``runtime-store serve`` on the SQLite file ``./runtime-store.db`` of a
 directory that stands for a fresh clone after ``./scripts/run`` (open, on loopback; its
 ``.venv`` is the virtual environment these tests run in), then reads README.md as a newcomer
-would: its ``sh``/``bash`` blocks in one fresh shell, started in that directory with nothing
-of this process's environment (no ``RUNTIME_STORE_*`` variable, no virtual environment on
-``PATH``: only what the README tells the reader to do puts ``runtime-store`` there), and its
-``python`` blocks in one shared namespace (as pasted into one interpreter), in the order a
-reader meets them. Shell blocks run with ``set -euo pipefail`` and a ``curl`` that fails on
-an HTTP error. The whole README runs twice against the same database, each time in a new
-shell and interpreter: an example that only works once (a fixed ID that conflicts the
-second time) fails the second pass. The only change is the port: the README's ``8000``
-becomes the live server's. A block preceded by ``<!-- readme-test: skip (why) -->`` is not
-run (serving forever, the whole suite, installing into this environment), and there must be
-few of them.
+would, in the order a reader meets its blocks: its ``sh``/``bash`` blocks in one fresh
+shell, started in that directory with nothing of this process's environment (no
+``RUNTIME_STORE_*`` variable, no virtual environment on ``PATH``: only what the README tells
+the reader to do puts ``runtime-store`` there), and each ``python`` block in a fresh
+interpreter of its own (the clone's ``.venv`` python, as the activated shell has it), which
+proves that each block runs alone: a reader may paste any one of them. Shell blocks run
+with ``set -euo pipefail`` and a ``curl`` that fails on an HTTP error. The whole README runs
+twice against the same database, each time in a new shell: an example that only works once
+(a fixed ID that conflicts the second time) fails the second pass. Each pass must leave no
+file behind in the clone, and the README no run ``running``. The only change is the port:
+the README's ``8000`` becomes the live server's. A block preceded by
+``<!-- readme-test: skip (why) -->`` is not run (serving forever, the whole suite,
+installing into the reader's environment), and there must be few of them.
+
+The other tests read the documents without running them: README.md and docs/*.md link
+only to files (and headings) of the repository, and the README's examples use times near
+now rather than fixed ones.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import queue
 import re
@@ -31,11 +35,11 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from app.storage import upgrade_schema
+from runtime_store_client import HttpStore, RunStatus
 from tests.conftest import LiveServer, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,29 +190,58 @@ def fresh_shell_environment(home: Path) -> dict[str, str]:
     return env
 
 
+def python_environment(clone: Clone, home: Path) -> dict[str, str]:
+    """A fresh shell's environment after ``. .venv/bin/activate``, as the README says."""
+    env = fresh_shell_environment(home)
+    env["VIRTUAL_ENV"] = str(clone.path / ".venv")
+    env["PATH"] = f"{clone.path / '.venv' / 'bin'}:{FRESH_PATH}"
+    return env
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def run_python_block(clone: Clone, block: Block, code: str, scratch: Path, home: Path) -> None:
+    """One Python block in an interpreter of its own, as pasted into a new ``python``."""
+    where = f"README.md line {block.line} (python)"
+    script = scratch / f"block-{block.line}.py"
+    script.write_text(code)
+    try:
+        done = subprocess.run(
+            [str(clone.path / ".venv" / "bin" / "python"), str(script)],
+            cwd=clone.path,
+            env=python_environment(clone, home),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=BLOCK_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{where} timed out:\n{_text(exc.stdout)}\n{_text(exc.stderr)}")
+    if done.returncode != 0:
+        log = clone.server.log()[-3000:]
+        pytest.fail(f"{where} failed:\n{done.stdout}\n{done.stderr}\n{log}")
+
+
 def run_readme(clone: Clone, scratch: Path) -> None:
-    """Every runnable block of README.md, in order, in one new shell and one new namespace."""
+    """Every runnable block of README.md, in order: the shell blocks in one new shell, each
+    Python block in a new interpreter."""
     blocks = [b for b in readme_blocks(README.read_text()) if b.lang in ("sh", "bash", "python")]
     port = clone.server.base_url.rsplit(":", 1)[1]
     home = scratch / "home"
     home.mkdir()
     shell = Shell(clone.path, fresh_shell_environment(home), scratch)
-    namespace: dict[str, Any] = {"__name__": "__readme__"}
     try:
         for block in blocks:
             if block.skip:
                 continue
             code = _on_port(block.code, port)
-            where = f"README.md line {block.line} ({block.lang})"
             if block.lang == "python":
-                output = io.StringIO()
-                try:
-                    with contextlib.redirect_stdout(output), contextlib.chdir(clone.path):
-                        exec(compile(code, where, "exec"), namespace)  # the README's own code
-                except Exception as exc:
-                    log = clone.server.log()[-3000:]
-                    pytest.fail(f"{where} failed: {exc!r}\n{output.getvalue()}\n{log}")
+                run_python_block(clone, block, code, scratch, home)
                 continue
+            where = f"README.md line {block.line} ({block.lang})"
             ok, output_text = shell.run(code)
             assert ok, f"{where} failed:\n{output_text}"
             assert "Traceback" not in output_text, f"{where}:\n{output_text}"
@@ -216,11 +249,24 @@ def run_readme(clone: Clone, scratch: Path) -> None:
         shell.close()
 
 
+def clone_files(clone: Clone) -> set[str]:
+    """The clone's files (its ``.venv`` and the server's database aside): what a reader
+    would find left in the repository."""
+    found: set[str] = set()
+    for directory, subdirectories, files in os.walk(clone.path):
+        subdirectories[:] = [d for d in subdirectories if d != ".venv"]
+        for name in files:
+            relative = Path(directory, name).relative_to(clone.path).as_posix()
+            if not relative.startswith("runtime-store.db"):
+                found.add(relative)
+    return found
+
+
 def test_a_fresh_shell_has_no_runtime_store_until_the_readme_says_how(
     clone: Clone, tmp_path: Path
 ) -> None:
     """The shell the README runs in is fresh: ``runtime-store`` is not on its PATH until
-    the reader activates ``.venv`` as *Run it* says."""
+    the reader activates ``.venv`` as the Quickstart says."""
     shell = Shell(clone.path, fresh_shell_environment(tmp_path), tmp_path)
     try:
         ok, output = shell.run("if command -v runtime-store; then exit 1; fi\n")
@@ -238,25 +284,95 @@ def test_every_readme_block_runs_on_a_fresh_clone_twice(clone: Clone, tmp_path: 
     runnable = [b for b in blocks if b.lang in ("sh", "bash", "python")]
     skipped = [b for b in runnable if b.skip]
     assert len(skipped) <= MAX_SKIPPED, [(b.line, b.skip) for b in skipped]
-    assert len(runnable) - len(skipped) >= 5
+    assert len(runnable) - len(skipped) >= 4
+    assert len([b for b in runnable if b.lang == "python" and not b.skip]) >= 2
+    before = clone_files(clone)
     for attempt in ("first", "second"):
         scratch = tmp_path / attempt
         scratch.mkdir()
         run_readme(clone, scratch)
+        assert clone_files(clone) == before, f"the README's {attempt} pass left files behind"
+    # Every run the README starts, it finishes.
+    with HttpStore(clone.server.base_url) as store:
+        running = store.search_runs(statuses=[RunStatus.RUNNING])
+    assert [run.run_id for run in running.runs] == [], "the README leaves runs running"
 
 
-def test_the_readme_sends_readers_only_to_files_in_the_repository() -> None:
-    """Every relative link and every ``docs/…`` path the README names exists in the
-    repository, and it names no file it does not ship (the contract is docs/contract.md)."""
-    text = README.read_text()
-    assert "CONTRACT.md" not in text
-    assert "../" not in text
-    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
-    named = re.findall(r"`((?:docs|scripts|clients|app|tests|alembic)/[\w./-]+)`", text)
-    targets = {t for t in links if not re.match(r"[a-z]+:", t)} | set(named)
-    assert "docs/contract.md" in targets
-    missing = sorted(t for t in targets if not (ROOT / t).exists())
-    assert not missing, missing
+def test_the_readme_uses_times_near_now() -> None:
+    """No runnable block writes a fixed time: the console would show a run that took
+    seconds as days old (issue 48). Times come from the clock (``date``, ``datetime.now``)."""
+    fixed = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+    for block in readme_blocks(README.read_text()):
+        if block.lang in ("sh", "bash", "python") and not block.skip:
+            assert not fixed.search(block.code), f"README.md line {block.line}: a fixed time"
+
+
+#: The documents a reader is sent to: the README and every document under docs/.
+DOCUMENTS = (README, *sorted((ROOT / "docs").glob("*.md")))
+#: Documents written for newcomers, whose ``docs/…``-style paths in backticks must exist too.
+GUIDES = (
+    README,
+    *(ROOT / "docs" / name for name in ("guide.md", "administration.md", "development.md")),
+)
+
+
+def _prose(text: str) -> str:
+    """``text`` without its fenced code blocks (their ``#`` lines are no headings)."""
+    return re.sub(r"^```.*?^```[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a Markdown text's headings."""
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*$", _prose(text), flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        anchor, count = slug, 1
+        while anchor in anchors:
+            anchor, count = f"{slug}-{count}", count + 1
+        anchors.add(anchor)
+    return anchors
+
+
+def test_heading_anchors_are_githubs() -> None:
+    text = "# A b\n## Export, import, retention\n```\n# not one\n```\n## `x.y` (1.2)\n## A b\n"
+    assert heading_anchors(text) == {"a-b", "export-import-retention", "xy-12", "a-b-1"}
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.name)
+def test_documents_send_readers_only_to_files_in_the_repository(document: Path) -> None:
+    """Every relative link of README.md and docs/*.md names a file of the repository (and
+    a heading of it, when it names one); the newcomers' documents name no file in
+    backticks that the repository does not ship (the contract is docs/contract.md)."""
+    text = document.read_text()
+    prose = _prose(text)
+    missing: list[str] = []
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", prose):
+        if re.match(r"[a-z]+:", target):
+            continue  # http://, https://, mailto:
+        path = (document.parent / target).resolve() if target else document
+        if not path.exists() or not path.is_relative_to(ROOT):
+            missing.append(f"{target}#{anchor}" if anchor else target)
+        elif anchor and path.suffix == ".md" and anchor not in heading_anchors(path.read_text()):
+            missing.append(f"{target}#{anchor}")
+    if document in GUIDES:
+        assert "CONTRACT.md" not in text
+        named = re.findall(r"`((?:docs|scripts|clients|app|tests|alembic|bench)/[\w./-]+)`", text)
+        missing += [name for name in named if not (ROOT / name).exists()]
+    assert not missing, f"{document.relative_to(ROOT)}: {sorted(set(missing))}"
+
+
+def test_the_readme_sends_readers_to_the_contract_and_the_guides() -> None:
+    links = set(re.findall(r"\]\(([^)#\s]+)", README.read_text()))
+    for target in (
+        "docs/contract.md",
+        "docs/guide.md",
+        "docs/administration.md",
+        "docs/development.md",
+        "docs/configuration.md",
+        "docs/performance.md",
+    ):
+        assert target in links, target
+    assert "../" not in README.read_text()
 
 
 def test_the_client_install_claim_names_its_dependencies() -> None:

@@ -208,8 +208,8 @@ def test_serve_refuses_a_public_address_without_a_token_key_unless_insecure(
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "refusing to serve: 0.0.0.0 is not a loopback address and RUNTIME_STORE_TOKEN_KEY is "
-        "not set: set it (tokens are then required; see README, Run it securely), or pass "
-        "--insecure to serve without authentication"
+        "not set: set it (tokens are then required; see docs/administration.md, Run it "
+        "securely), or pass --insecure to serve without authentication"
     ]
 
 
