@@ -196,10 +196,11 @@ def test_a_repair_the_api_declines_shows_its_answer_and_the_session_ends_from_th
     page = tab.page
     run = running_run(store)
     signed_in(tab, world, f"/console/run?run_id={run.run_id}")
-    store.record_run_terminal(
+    page.click("#meta button[data-action=run-repair]")
+    page.wait_for_selector("#run-repair-dialog[open]")
+    store.record_run_terminal(  # another writer finishes it while the dialog is open
         run.run_id, RunStatus.COMPLETED, terminal_record(run, RunStatus.COMPLETED)
     )
-    page.click("#meta button[data-action=run-repair]")  # the page still says running
     page.select_option("#run-repair-status", "failed")
     page.click("#run-repair-confirm")
     page.wait_for_selector("#action-result:has-text('different_terminal')")
