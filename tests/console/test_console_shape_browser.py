@@ -203,8 +203,7 @@ def test_a_repair_the_api_declines_shows_its_answer_and_the_session_ends_from_th
     )
     page.select_option("#run-repair-status", "failed")
     page.click("#run-repair-confirm")
-    page.wait_for_selector("#action-result:has-text('different_terminal')")
-    assert "already completed" in text(tab, "#action-result")
+    page.wait_for_selector("#action-result:has-text('already completed (different_terminal)')")
     assert store.load_run(run.run_id).status is RunStatus.COMPLETED
 
     page.click("#meta button[data-action=end]")
