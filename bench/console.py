@@ -118,6 +118,7 @@ def pages(runs: int) -> list[ConsolePage]:
                     f"/console/run?{query}",
                     f"/console/fragments/run?{query}",
                     f"/console/fragments/run/children?{query}",
+                    f"/console/fragments/run/timeline?{query}",
                     f"/console/fragments/run/records?{query}",
                 ),
             )

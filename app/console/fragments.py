@@ -20,6 +20,7 @@ from runtime_store_client.filters import label_filters
 
 from . import filters as read
 from .api import Api, path
+from .checkpoints import summary
 from .lists import status_chips
 from .pages import RunFiltersDep
 from .rendering import (
@@ -32,10 +33,12 @@ from .rendering import (
     fragment,
     link,
 )
+from .run_state import PositionsDep, RunState
 from .timeline import run_timeline, wanted_types
 from .times import Clock
 from .transcript import last_record_id
 from .views import RecordView, record_types, run_facts
+from .waterfall import record_link
 
 router = APIRouter()
 
@@ -193,8 +196,9 @@ async def runs_fragment(request: Request, filters: RunFiltersDep, cursor: str = 
 
 @router.get("/fragments/run")
 async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
-    """``GET /v1/runs/{id}``, its checkpoint, its record count and duration, and the
-    predecessor and outcome its lifecycle records name (its first and last records)."""
+    """``GET /v1/runs/{id}``, its checkpoint (summarised with the record that suspended
+    it), its record count and duration, the predecessor and outcome its lifecycle records
+    name (its first and last records), and the admin actions on it and its session."""
 
     async def load(api: Api) -> dict[str, Any]:
         run = await api.store.load_run(run_id)
@@ -203,68 +207,43 @@ async def run_fragment(request: Request, run_id: str = "") -> HTMLResponse:
         count = len(seen)
         if records.next_cursor:  # a long run: its last record by ID (see ``timeline``)
             count = int(await last_record_id(api, run_id))
-            if run.status.is_finished:  # its outcome is in its last record
+            if run.status.is_terminal:  # its outcome or suspension is in its last record
                 seen = [
                     *seen,
                     *(await api.store.list_run_records(run_id, str(count - 1), 1)).records,
                 ]
-        checkpoint = None
+        suspension = None
         try:
             found = await api.store.load_run_suspension(run_id)
         except RunSuspensionNotFoundError:
             pass
         else:
-            checkpoint = {"id": found.id, "size": len(found.data)}
+            suspension = summary(found, seen)
         return {
             "run": run,
-            "checkpoint": checkpoint,
+            "checkpoint": suspension,
+            "suspended_record": record_link(RunState(run_id=run_id), suspension.record_id)
+            if suspension is not None and suspension.record_id
+            else "",
             "finished": run.status.is_finished,
             "record_count": count,
             "duration": Clock.current().run_duration(run) if run.status.is_finished else "",
+            "labels_json": json.dumps(run.labels, ensure_ascii=False, sort_keys=True),
+            "session_status": (await api.store.load_session_status(run.session_id)).value
+            if run.session_id
+            else "",
             **run_facts(seen),
         }
 
     return await fragment(request, "fragments/run.html", load)
 
 
-@router.get("/fragments/run/children")
-async def children_fragment(
-    request: Request,
-    run_id: str = "",
-    cursor: str = "",
-    records_cursor: str = "",
-    records_order: str = "",
-    records_type: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
-) -> HTMLResponse:
-    """A page of the run's children (``GET /v1/runs?parent_run_id=``); its links keep the
-    records' page, order and filter."""
-
-    async def load(api: Api) -> dict[str, Any]:
-        body = await api.store.search_runs(parent_run_id=run_id, cursor=cursor, limit=PAGE_SIZE)
-        here = {
-            "run_id": run_id,
-            "records_cursor": records_cursor,
-            "records_order": records_order,
-            "records_type": records_type,
-        }
-        return {
-            "runs": body.runs,
-            "next": link("/console/run", {**here, "children_cursor": body.next_cursor})
-            + "#children"
-            if body.next_cursor
-            else "",
-            "first": link("/console/run", here) + "#children" if cursor else "",
-        }
-
-    return await fragment(request, "fragments/children.html", load)
-
-
 @router.get("/fragments/run/records")
 async def records_fragment(
     request: Request,
+    kept: PositionsDep,
     run_id: str = "",
     cursor: str = "",
-    children_cursor: str = "",
     order: str = "",
     before: str = "",
     latest: str = "",
@@ -282,12 +261,14 @@ async def records_fragment(
             api, run_id, cursor=cursor, order=order, before=before, latest=bool(latest), types=types
         )
         records = [RecordView.of(record) for record in shown["records"]]
-        here: dict[str, str | list[str]] = {
-            "run_id": run_id,
-            "children_cursor": children_cursor,
-            "records_order": "desc" if shown["newest_first"] else "",
-            "records_type": sorted(types),
-        }
+        state = RunState(
+            run_id=run_id,
+            children_cursor=kept.children_cursor,
+            timeline_cursor=kept.timeline_cursor,
+            records_order="desc" if shown["newest_first"] else "",
+            records_type=tuple(sorted(types)),
+        )
+        here = state.query()
         oldest = {**here, "records_order": ""}
         follow = shown["at_latest"] and not run.status.is_finished
 
@@ -299,7 +280,8 @@ async def records_fragment(
             "records": records,
             "status": run.status,
             "run_id": run_id,
-            "children_cursor": children_cursor,
+            "children_cursor": kept.children_cursor,
+            "timeline_cursor": kept.timeline_cursor,
             "newest_first": shown["newest_first"],
             "types": sorted(types),
             "known_types": record_types(types, records),

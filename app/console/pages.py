@@ -18,6 +18,7 @@ from .rendering import (
     link,
     page,
 )
+from .run_state import RunStateDep
 
 router = APIRouter()
 
@@ -131,43 +132,29 @@ async def runs_page(filters: RunFiltersDep, cursor: str = "") -> HTMLResponse:
 
 
 @router.get("/run")
-async def run_page(
-    run_id: str = "",
-    records_cursor: str = "",
-    children_cursor: str = "",
-    records_order: str = "",
-    records_before: str = "",
-    records_latest: str = "",
-    records_type: QueryList = [],  # noqa: B006 - FastAPI copies query defaults
-) -> HTMLResponse:
-    """One run: its meta, child runs and records (in either order, its latest, filtered by
-    type), followed live while it runs."""
+async def run_page(state: RunStateDep) -> HTMLResponse:
+    """One run: its meta and checkpoint, its tree, a waterfall of its records' times, and
+    its records (in either order, its latest, filtered by type), followed live while it
+    runs; the admin actions on it. The whole view is in the URL (``RunState``)."""
     return page(
         "run.html",
-        f"Run {run_id}",
+        f"Run {state.run_id}",
         "runs",
-        run_id=run_id,
-        meta=link("/console/fragments/run", {"run_id": run_id}),
-        children=link(
-            "/console/fragments/run/children",
-            {
-                "run_id": run_id,
-                "cursor": children_cursor,
-                "records_cursor": records_cursor,
-                "records_order": records_order,
-                "records_type": records_type,
-            },
-        ),
+        run_id=state.run_id,
+        meta=link("/console/fragments/run", {"run_id": state.run_id}),
+        children=state.fragment("children"),
+        timeline=state.fragment("timeline"),
         records=link(
             "/console/fragments/run/records",
             {
-                "run_id": run_id,
-                "cursor": records_cursor,
-                "children_cursor": children_cursor,
-                "order": records_order,
-                "before": records_before,
-                "latest": records_latest,
-                "type": records_type,
+                "run_id": state.run_id,
+                "cursor": state.records_cursor,
+                "children_cursor": state.children_cursor,
+                "timeline_cursor": state.timeline_cursor,
+                "order": state.records_order,
+                "before": state.records_before,
+                "latest": state.records_latest,
+                "type": list(state.records_type),
             },
         ),
     )

@@ -69,6 +69,7 @@ ASSETS: Final = {
     "console.js": "text/javascript",
     "console-actions.js": "text/javascript",
     "console-live.js": "text/javascript",
+    "console-run-actions.js": "text/javascript",  # the run page's actions (issue 48)
     "console-times.js": "text/javascript",  # console lists (issue 33)
     "favicon.svg": "image/svg+xml",  # also answered at /favicon.ico (routes.root_router)
 }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import RedirectResponse, Response
 
-from . import fragments, jump, pages, timeline, transcript, webhooks
+from . import fragments, jump, pages, timeline, transcript, tree, waterfall, webhooks
 from .rendering import CONTENT_SECURITY_POLICY
 
 router = APIRouter(prefix="/console", include_in_schema=False)
@@ -40,6 +40,8 @@ router.include_router(fragments.router)
 router.include_router(transcript.router)
 router.include_router(timeline.router)  # the session timeline (issue 33)
 router.include_router(jump.router)
+router.include_router(tree.router)  # the run tree (issue 48)
+router.include_router(waterfall.router)  # the run's waterfall (issue 48)
 router.include_router(webhooks.router)
 
 __all__ = ["CONTENT_SECURITY_POLICY", "root_router", "router"]

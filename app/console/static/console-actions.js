@@ -176,8 +176,24 @@
     return slot ? load(slot) : Promise.resolve();
   }
 
-  async function askEnd() {
-    document.getElementById("end-dialog").showModal();
+  // The slots a session action changes: the session page's, or the run page's.
+  const reloadSession = () => Promise.all(["session", "meta", "children"].map(reloadSlot));
+
+  // A session dialog names the session of the button that opened it (the run page's
+  // dialogs are written before the run's session is known).
+  function nameSession(dialog, id) {
+    dialog.querySelectorAll("[data-session-id]").forEach((node) => {
+      node.dataset.sessionId = id;
+    });
+    dialog.querySelectorAll(".dialog-session").forEach((node) => {
+      node.textContent = id;
+    });
+  }
+
+  async function askEnd(id) {
+    const dialog = document.getElementById("end-dialog");
+    nameSession(dialog, id);
+    dialog.showModal();
   }
 
   async function endSession(id) {
@@ -189,14 +205,15 @@
     });
     if (dialog) dialog.close();
     if (!response.ok) return refusal(response);
-    await reloadSlot("session");
+    await reloadSession();
     notice("Session " + id + " ended.");
   }
 
-  async function askPurge() {
+  async function askPurge(id) {
     const dialog = document.getElementById("purge-dialog");
     const summary = document.getElementById("purge-summary");
-    summary.dataset.fragment = summary.dataset.summary;
+    nameSession(dialog, id);
+    summary.dataset.fragment = "/console/fragments/session/purge?session_id=" + encodeURIComponent(id);
     dialog.showModal();
     await load(summary);
   }
@@ -209,7 +226,7 @@
     });
     dialog.close();
     if (!response.ok) return refusal(response);
-    await reloadSlot("session");
+    await reloadSession();
     notice("Session " + id + " purged.");
   }
 
@@ -272,9 +289,9 @@
       const id = button.dataset.sessionId;
       const action = CONFIRMS[button.id] || button.dataset.action;
       const run = {
-        end: () => askEnd(),
+        end: () => askEnd(id),
         "confirm-end": () => endSession(id),
-        purge: () => askPurge(),
+        purge: () => askPurge(id),
         "confirm-purge": () => purgeSession(id),
         export: () => exportSession(id),
         "retry-delivery": () => retryDelivery(button),
