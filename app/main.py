@@ -64,7 +64,7 @@ from .storage import (
     create_engine,
     database_backend,
 )
-from .webhook_dispatcher import WebhookDispatcher
+from .webhook_delivery.dispatcher import WebhookDispatcher
 
 DESCRIPTION = """\
 The durable owner of runtime state for AI-agent runtimes: **sessions**, **run lifecycle

@@ -39,7 +39,7 @@ from .auth import refuse_unauthorized
 from .media_types import JSON, UNSUPPORTED_MEDIA_TYPE, UnsupportedMediaTypeError, refusal
 from .nosniff import NOSNIFF_NAME, NOSNIFF_VALUE
 from .request_id import request_id_of
-from .transcript_schemas import TranscriptViolationBody
+from .schemas.transcripts import TranscriptViolationBody
 
 log = logging.getLogger("runtime_store.api")
 

@@ -11,15 +11,15 @@ from app.storage.database.dialects import Exclusive
 from app.storage.database.engines import create_async_engine, create_engine, database_backend
 from app.storage.database.failures import is_transient
 from app.storage.database.migrations import readiness, upgrade_schema
-from app.storage.database.read_deadlines import Canceler, calling, reads_of
-from app.storage.database.replicas import CONNECT_TIMEOUT_SECONDS as REPLICA_CONNECT_TIMEOUT_SECONDS
-from app.storage.database.replicas import (
+from app.storage.database.positions import (
     RequestPositions,
     format_position,
     parse_position,
     request_positions,
 )
-from app.storage.database.replicas import current as current_positions
+from app.storage.database.positions import current as current_positions
+from app.storage.database.read_deadlines import Canceler, calling, reads_of
+from app.storage.database.replicas import CONNECT_TIMEOUT_SECONDS as REPLICA_CONNECT_TIMEOUT_SECONDS
 from app.storage.database.waiting import greenlet_spawn
 from app.storage.live_tail.notifications import Notifications, Subscription
 from app.storage.records.pages import StreamPage
@@ -28,7 +28,8 @@ from app.storage.store import SqlStore
 from app.storage.transfer import FORMAT as EXPORT_FORMAT
 from app.storage.transfer import encode_line as encode_export_line
 from app.storage.unit_of_work.import_holds import ImportSweeper, sweep_abandoned_imports
-from app.storage.webhooks.subscriptions import Claimed, WebhookConfig
+from app.storage.webhooks.delivery_claims import Claimed
+from app.storage.webhooks.subscriptions import WebhookConfig
 
 __all__ = [
     "EXPORT_FORMAT",

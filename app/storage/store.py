@@ -22,7 +22,8 @@ from app.domain.times import now_millis
 from app.storage import retention, starts, transfer
 from app.storage.access.service_keys import CursorKeys
 from app.storage.database.dialects import Exclusive
-from app.storage.database.replicas import primary_position, replica_set
+from app.storage.database.positions import primary_position
+from app.storage.database.replicas import replica_set
 from app.storage.fast_path.group_commit import GroupCommit
 from app.storage.memory import events as memory
 from app.storage.operation import (
@@ -35,50 +36,40 @@ from app.storage.records import append, batch, pages, transcript_reads
 from app.storage.records.pages import StreamPage
 from app.storage.runs import lifecycle, reading
 from app.storage.search import counts, finding
-from app.storage.seeds import preparations, writing
-from app.storage.seeds import reading as seed_reading
+from app.storage.seeds.store_methods import SeedMethods
 from app.storage.sessions import administration, purge
 from app.storage.unit_of_work.transactions import DEFAULT_ATTEMPTS, UnitOfWork
-from app.storage.webhooks import subscriptions
 from app.storage.webhooks.delivery_queue import DeliveryQueue
+from app.storage.webhooks.store_methods import WebhookMethods
 from app.storage.webhooks.subscriptions import WebhookConfig
 from runtime_store_client import (
     AppendResult,
     Checkpoint,
     ChildRunStartResult,
-    CreatedWebhook,
-    DeliveryPage,
     MemoryEvent,
     OneShotChildRunStartResult,
     OneShotRunStartResult,
     Page,
-    PreparationOperation,
     Record,
     RecordPage,
     RepairResult,
     RootRunStartResult,
     RunMeta,
     RunPage,
-    RunPreparation,
-    RunSeed,
     RunStart,
     RunStatus,
-    SeedAppendResult,
-    SeedDeclaration,
-    SeedPage,
-    SeedRecord,
     Session,
     SessionPage,
     SessionStatus,
     Snapshot,
-    Webhook,
-    WebhookDelivery,
 )
 from runtime_store_client.protocols import BinaryReader, BinaryWriter
 
 
-class SqlStore(counts.Counts):
-    """The in-process store: ``Store``, ``SessionAdmin``, ``MemoryStore``, ``RunCounts``."""
+class SqlStore(counts.Counts, SeedMethods, WebhookMethods):
+    """The in-process store: ``Store``, ``SessionAdmin``, ``MemoryStore``, ``RunCounts``,
+    ``WebhookAdmin``; the counts, seed and webhook calls are in their contexts' folders
+    (search/counts.py, seeds/store_methods.py, webhooks/store_methods.py)."""
 
     def __init__(  # noqa: PLR0913 - keyword-only settings
         self,
@@ -120,7 +111,7 @@ class SqlStore(counts.Counts):
         self.commits_notified_by_database: bool = uow.dialect.notifies_commits
 
     def write_position(self) -> int:
-        """The primary's position now, past every write committed before (replicas.py)."""
+        """The primary's position now, past every write committed before (positions.py)."""
         return primary_position(self._ctx.uow.engine)
 
     def watch_commits(self, callback: Callable[[set[tuple[str, str]]], None] | None) -> None:
@@ -221,50 +212,6 @@ class SqlStore(counts.Counts):
     def load_run_record(self, run_id: str, event_key: str) -> Record:
         """The record stored under ``event_key`` in the run (12.5)."""
         return transcript_reads.load_run_record(self._ctx, run_id, event_key)
-
-    # --- run seeds and preparations (15) ------------------------------------------------
-
-    def begin_run_seed(self, declaration: SeedDeclaration) -> RunSeed:
-        """Declare one attempt of a run's seed: its owner and resolved source (15.2)."""
-        return writing.begin_run_seed(self._ctx, declaration)
-
-    def append_run_seed(self, run_id: str, attempt_id: str, record: SeedRecord) -> SeedAppendResult:
-        """Append one record right after its exact predecessor (15.2)."""
-        return writing.append_run_seed(self._ctx, run_id, attempt_id, record)
-
-    def publish_run_seed(
-        self, run_id: str, attempt_id: str, seed_end_id: str, end_id: str, prepared_bytes: int
-    ) -> RunPreparation:
-        """Seal the attempt's whole chain at once (15.2)."""
-        return writing.publish_run_seed(
-            self._ctx, run_id, attempt_id, seed_end_id, end_id, prepared_bytes
-        )
-
-    def find_run_preparation(self, operation: PreparationOperation) -> RunPreparation | None:
-        """The operation's accepted preparation, or ``None`` yet (15.3)."""
-        return preparations.find_run_preparation(self._ctx, operation)
-
-    def settle_run_preparation(
-        self, operation: PreparationOperation, attempt_id: str
-    ) -> RunPreparation | None:
-        """The accepted preparation, or ``None`` with the attempt abandoned for ever (15.3)."""
-        return preparations.settle_run_preparation(self._ctx, operation, attempt_id)
-
-    def load_run_seed(self, run_id: str, seed_end_id: str) -> RunSeed:
-        """The run ID's published seed (15.4)."""
-        return seed_reading.load_run_seed(self._ctx, run_id, seed_end_id)
-
-    def list_run_seed_records(
-        self, run_id: str, seed_end_id: str, after: str = "", limit: int = 100
-    ) -> SeedPage:
-        """A page of the published seed's history records (15.4)."""
-        return seed_reading.list_run_seed_records(self._ctx, run_id, seed_end_id, after, limit)
-
-    def list_run_preparation_records(
-        self, run_id: str, end_id: str, after: str = "", limit: int = 100
-    ) -> SeedPage:
-        """A page of the published compiled start's records (15.4)."""
-        return seed_reading.list_run_preparation_records(self._ctx, run_id, end_id, after, limit)
 
     # --- lifecycle (3.8-3.11) -----------------------------------------------------------
 
@@ -426,31 +373,3 @@ class SqlStore(counts.Counts):
         """Whether this process may sweep now (one replica at a time), held for the block
         unless lost (a failover: ``still_held`` before each step)."""
         return self._ctx.uow.dialect.exclusive(self._ctx.uow.engine, retention.LOCK_NAME)
-
-    # --- webhooks (13) ----------------------------------------------------------------
-
-    def create_webhook(self, url: str, events: Sequence[str]) -> CreatedWebhook:
-        """A new subscription; its secret is shown in this answer only (13.1)."""
-        return subscriptions.create_webhook(self._ctx, self.webhook_queue.config, url, events)
-
-    def list_webhooks(self) -> list[Webhook]:
-        """Every subscription, without secrets (13.1)."""
-        return subscriptions.list_webhooks(self._ctx)
-
-    def delete_webhook(self, webhook_id: str) -> None:
-        """Delete a subscription and its deliveries (13.1)."""
-        subscriptions.delete_webhook(self._ctx, webhook_id)
-
-    def list_webhook_deliveries(
-        self,
-        webhook_id: str,
-        statuses: Sequence[str] = (),
-        cursor: str = "",
-        limit: int = 100,
-    ) -> DeliveryPage:
-        """A subscription's deliveries in commit order, keyset-paged (13.3)."""
-        return subscriptions.list_deliveries(self._ctx, webhook_id, statuses, cursor, limit)
-
-    def retry_webhook_delivery(self, webhook_id: str, event_id: str) -> WebhookDelivery:
-        """Queue a failed delivery again (13.3)."""
-        return subscriptions.retry_delivery(self._ctx, webhook_id, event_id)

@@ -18,7 +18,7 @@ from app.api.render import (
     respond_append_result,
     respond_append_results,
 )
-from app.api.schemas import AppendResultBody, AppendResultsBody, RecordBody, RecordPageBody
+from app.api.schemas.records import AppendResultBody, AppendResultsBody, RecordBody, RecordPageBody
 from app.observability.context import EXCHANGE, Exchange
 from runtime_store_client import AppendResult, Page, Record, SessionStatus
 

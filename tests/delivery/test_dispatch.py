@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, WebhookConfig, create_engine, upgrade_schema
-from app.webhook_dispatcher import WebhookDispatcher
+from app.webhook_delivery.dispatcher import WebhookDispatcher
 from runtime_store_client import DeliveryStatus, RunStatus
 from tests.contract.builders import T0, new_session, start_root, terminal_record
 from tests.delivery.receiver import receiving

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from app.settings import Settings
 from app.storage import Claimed, SqlStore, WebhookConfig
 from app.storage.database.tables import webhook_deliveries, webhook_events, webhooks
-from app.webhook_dispatcher import WebhookDispatcher
+from app.webhook_delivery.dispatcher import WebhookDispatcher
 from runtime_store_client import DeliveryStatus, WebhookNotFoundError
 from tests.contract.builders import T0, new_session
 from tests.delivery.receiver import receiving

@@ -12,13 +12,10 @@ import httpx
 import pytest
 
 from app.domain import webhooks as rules
-from app.storage.webhooks.subscriptions import Claimed, WebhookConfig
-from app.webhook_dispatcher import (
-    LEASE_MARGIN_SECONDS,
-    LEASE_SECONDS,
-    attempt_seconds,
-    send,
-)
+from app.storage.webhooks.delivery_claims import Claimed
+from app.storage.webhooks.subscriptions import WebhookConfig
+from app.webhook_delivery.dispatcher import LEASE_MARGIN_SECONDS, LEASE_SECONDS, attempt_seconds
+from app.webhook_delivery.sending import send
 from tests.delivery.receiver import Received, Receiver, receiving
 
 LOOPBACK = WebhookConfig(allowed_hosts=("127.0.0.1",))

@@ -18,7 +18,7 @@ import standardwebhooks
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, WebhookConfig
-from app.webhook_dispatcher import WebhookDispatcher
+from app.webhook_delivery.dispatcher import WebhookDispatcher
 from runtime_store_client import (
     AppendResult,
     DeliveryStatus,

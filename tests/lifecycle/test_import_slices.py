@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine
 from app.storage.database import read_deadlines
-from app.storage.transfer import sinks
+from app.storage.transfer import staged_publish
 from runtime_store_client import (
     InvalidArgumentError,
     Record,
@@ -214,7 +214,7 @@ def test_a_writer_waiting_for_sqlite_gets_it_between_back_to_back_slices(
     """Bounded holds are not enough: SQLite hands its lock to no one in particular, and a
     writer waiting in its busy handler sleeps through the instants between two slices of a
     publish (CONTRACT.md 2.10). Slices of 40 ms back to back, 3.2 s of them: an append
-    that arrives meanwhile waits about one turn of the publish (``sinks._Turns``), not
+    that arrives meanwhile waits about one turn of the publish (``staged_publish.Turns``), not
     until it is over."""
     engine = create_engine(sqlite_url)
     try:
@@ -225,15 +225,15 @@ def test_a_writer_waiting_for_sqlite_gets_it_between_back_to_back_slices(
         wipe(engine)
         writer = start_root(store, new_session(store).id).run
         copying = threading.Event()
-        copy = sinks._copy_records
+        copy = staged_publish.copy_records
 
         def slow_copy(conn: sa.Connection, **slice_: Any) -> None:
             copying.set()
             time.sleep(_SLOW_SLICE_SECONDS)  # inside the slice's transaction: the lock held
             copy(conn, **slice_)
 
-        monkeypatch.setattr(sinks, "SLICE_ROWS", 20)  # 80 slices
-        monkeypatch.setattr(sinks, "_copy_records", slow_copy)
+        monkeypatch.setattr(staged_publish, "SLICE_ROWS", 20)  # 80 slices
+        monkeypatch.setattr(staged_publish, "copy_records", slow_copy)
 
         importing = Importing(store, io.BytesIO(data))
         assert copying.wait(30), "the publish never began copying"

@@ -27,7 +27,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore, create_engine, upgrade_schema
-from app.storage.transfer import sinks
+from app.storage.transfer import sinks, staged_publish
 from app.storage.verify import verify_database
 from runtime_store_client import (
     ImportConflictError,
@@ -233,7 +233,7 @@ class _Midway:
             self.reached.set()
             assert self.released.wait(30), "never released"
         self.write(sink, operation)
-        self.copied += getattr(operation, "func", None) is sinks._copy_records
+        self.copied += getattr(operation, "func", None) is staged_publish.copy_records
 
 
 def test_a_publish_copies_records_in_slices_while_its_ids_are_claimed(
@@ -254,7 +254,7 @@ def test_a_publish_copies_records_in_slices_while_its_ids_are_claimed(
         other = new_session(store).id
         writer = start_root(store, other).run
         before = rows(engine)
-        monkeypatch.setattr(sinks, "SLICE_ROWS", 50)
+        monkeypatch.setattr(staged_publish, "SLICE_ROWS", 50)
         midway = _Midway(sinks._Staged._write, slices=3)
 
         def write(sink: Any, operation: Any) -> None:  # a function: bound as a method
@@ -295,10 +295,10 @@ _KILLED_PUBLISH = """
 import sys, time
 from app.storage import SqlStore, create_engine
 from app.storage.unit_of_work import import_holds
-from app.storage.transfer import sinks
+from app.storage.transfer import sinks, staged_publish
 
 import_holds.LEASE_MS = 500
-sinks.SLICE_ROWS = 50
+staged_publish.SLICE_ROWS = 50
 write, copied = sinks._Staged._write, []
 
 def stalling(sink, operation):
@@ -306,7 +306,7 @@ def stalling(sink, operation):
         print("stalled", flush=True)
         time.sleep(600)
     write(sink, operation)
-    if getattr(operation, "func", None) is sinks._copy_records:
+    if getattr(operation, "func", None) is staged_publish.copy_records:
         copied.append(1)
 
 sinks._Staged._write = stalling

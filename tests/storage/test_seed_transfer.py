@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 
 from app.storage import SqlStore
 from app.storage.database.tables import import_claims
-from app.storage.transfer import sinks
+from app.storage.transfer import staged_publish
 from app.storage.verify import verify_database
 from runtime_store_client import (
     ImportConflictError,
@@ -565,14 +565,14 @@ def test_sqlite_copies_seed_records_in_slices(
     wipe(sqlite_engine)
     world, data = seeded_file
     copied: list[int] = []
-    original = sinks._copy_seed_records
+    original = staged_publish.copy_seed_records
 
     def counted(conn: Any, **kwargs: Any) -> None:
         copied.append(1)
         original(conn, **kwargs)
 
-    monkeypatch.setattr(sinks, "SLICE_ROWS", 2)
-    monkeypatch.setattr(sinks, "_copy_seed_records", counted)
+    monkeypatch.setattr(staged_publish, "SLICE_ROWS", 2)
+    monkeypatch.setattr(staged_publish, "copy_seed_records", counted)
     store = SqlStore(sqlite_engine)
 
     store.import_session(io.BytesIO(data))
@@ -591,7 +591,7 @@ def test_sqlite_gives_back_the_seed_records_of_a_failed_publish(
     def fail(conn: Any, **kwargs: Any) -> None:
         raise UnavailableError("the publish failed")
 
-    monkeypatch.setattr(sinks, "_finish", fail)
+    monkeypatch.setattr(staged_publish, "finish", fail)
     store = SqlStore(sqlite_engine)
 
     refused(store, sqlite_engine, data, UnavailableError)

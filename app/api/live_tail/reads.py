@@ -12,7 +12,7 @@ from typing import Final
 from fastapi import Request
 from sse_starlette import ServerSentEvent
 
-from app.api.schemas import RecordBody
+from app.api.schemas.records import RecordBody
 from app.api.store_calls import StoreCalls
 from app.storage import Notifications, StreamPage
 from runtime_store_client import (

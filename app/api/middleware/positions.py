@@ -1,7 +1,7 @@
 """Read-your-writes over read replicas (CONTRACT.md 14), installed only with replicas.
 
-Each request gets its ``RequestPositions`` (app/storage/database/replicas.py) in its context, which
-the database threads it calls see (they run in a copy of it):
+Each request gets its ``RequestPositions`` (app/storage/database/positions.py) in its
+context, which the database threads it calls see (they run in a copy of it):
 
 * a ``GET``/``HEAD`` request may have its reads served by a replica, at least as far as
   its ``Runtime-Store-Min-Position``; a live tail or a wait never (they follow the

@@ -19,7 +19,7 @@ from app.api.deps import JsonInteger, services
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.routes.runs import _label_filters
-from app.api.schemas import WireModel
+from app.api.schemas.wire_model import WireModel
 from app.api.wire import Time
 from app.domain.filters import MAX_COUNT_LIMIT
 from runtime_store_client import RecordCounts, RunStatus, StatusCounts

@@ -10,7 +10,7 @@ from app.api.auth import READ, WRITE
 from app.api.deps import AgentIdPath, RunIdPath, services
 from app.api.problem_docs import problems
 from app.api.render import respond
-from app.api.schemas import AppendMemoryRequest, SnapshotBody
+from app.api.schemas.memory import AppendMemoryRequest, SnapshotBody
 from runtime_store_client import EventConflictError, SessionPurgedError
 
 router = APIRouter(prefix="/v1/agents/{agent_id}/runs/{run_id}/memory", tags=["memory"])

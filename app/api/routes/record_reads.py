@@ -12,7 +12,7 @@ from app.api.deps import JsonInteger, RunIdPath, services
 from app.api.examples import RECORD_KEY_EXAMPLE, TRANSCRIPT_THROUGH_EXAMPLE
 from app.api.problem_docs import problems
 from app.api.render import respond, respond_record_page
-from app.api.schemas import RecordBody, RecordPageBody
+from app.api.schemas.records import RecordBody, RecordPageBody
 from runtime_store_client import (
     InvalidTranscriptPositionError,
     RecordNotFoundError,

@@ -15,14 +15,16 @@ from app.api.render import (
     respond_append_results,
     respond_record_page,
 )
-from app.api.schemas import (
+from app.api.schemas.records import (
     AppendRecordRequest,
     AppendRecordsRequest,
     AppendResultBody,
     AppendResultsBody,
+    RecordPageBody,
+)
+from app.api.schemas.runs import (
     CancellationRequest,
     CheckpointBody,
-    RecordPageBody,
     RepairResultBody,
     RunMetaBody,
     RunPageBody,

@@ -28,7 +28,7 @@ from app.api.examples import (
 )
 from app.api.problem_docs import problems
 from app.api.problems import SEEDS_TAG
-from app.api.seed_schemas import (
+from app.api.schemas.seeds import (
     AppendRunSeedRequest,
     BeginRunSeedRequest,
     PreparationAnswerBody,

@@ -10,11 +10,11 @@ from app.api.auth import ADMIN, READ
 from app.api.deps import CursorQuery, LimitQuery, SessionIdPath, services
 from app.api.problem_docs import problems
 from app.api.render import respond, respond_record_page
-from app.api.schemas import (
+from app.api.schemas.records import RecordPageBody
+from app.api.schemas.runs import RunPageBody
+from app.api.schemas.sessions import (
     CreateSessionRequest,
     EndSessionRequest,
-    RecordPageBody,
-    RunPageBody,
     SessionBody,
     SessionPageBody,
     SessionStatusBody,

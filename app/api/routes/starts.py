@@ -11,7 +11,7 @@ from app.api.problem_docs import problems
 from app.api.render import (
     respond,
 )
-from app.api.schemas import (
+from app.api.schemas.starts import (
     ChildRunStartRequest,
     ChildRunStartResultBody,
     OneShotChildRunStartRequest,

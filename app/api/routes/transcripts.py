@@ -29,7 +29,7 @@ from fastapi.responses import JSONResponse
 from app.api.auth import READ
 from app.api.deps import BlockingStoreDep, CursorQuery, JsonInteger, RunIdPath, StoreCallsDep
 from app.api.problem_docs import problems
-from app.api.transcript_schemas import TranscriptPageBody
+from app.api.schemas.transcripts import TranscriptPageBody
 from app.storage import SqlStore
 from runtime_store_client import (
     InvalidTranscriptError,

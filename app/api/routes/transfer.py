@@ -34,7 +34,7 @@ from app.api.media_types import NDJSON, refusal
 from app.api.middleware.body_limit import IMPORT_ROUTE
 from app.api.problem_docs import problems
 from app.api.render import respond
-from app.api.schemas import SessionBody
+from app.api.schemas.sessions import SessionBody
 from app.api.store_calls import StoreCalls
 from app.storage import EXPORT_FORMAT, encode_export_line
 from runtime_store_client import ImportConflictError, SessionNotFoundError, SessionPurgedError

@@ -19,7 +19,7 @@ from app.api.auth import READ
 from app.api.deps import JsonFloat, RunIdPath, services
 from app.api.problem_docs import problems
 from app.api.render import respond
-from app.api.schemas import RunMetaBody
+from app.api.schemas.runs import RunMetaBody
 from app.observability.metrics import STREAMS_REFUSED
 from app.storage import Notifications
 from runtime_store_client import (

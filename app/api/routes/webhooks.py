@@ -12,7 +12,7 @@ from app.api.deps import CursorQuery, ExactSegment, LimitQuery, services
 from app.api.examples import EVENT_ID_EXAMPLE, WEBHOOK_ID_EXAMPLE
 from app.api.problem_docs import problems
 from app.api.render import respond
-from app.api.schemas import (
+from app.api.schemas.webhooks import (
     CreatedWebhookBody,
     CreateWebhookRequest,
     DeliveryPageBody,

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request, Response
 from app.api.auth import READ, AuthMode
 from app.api.problem_docs import problems
 from app.api.render import respond
-from app.api.schemas import WhoamiBody
+from app.api.schemas.whoami import WhoamiBody
 from app.domain.tokens import PERMISSIONS, Permission, Role
 
 router = APIRouter()

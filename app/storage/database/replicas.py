@@ -3,8 +3,8 @@
 One primary takes every write; ``RUNTIME_STORE_READ_DATABASE_URLS`` names hot standbys
 that may serve reads. A *position* is a WAL location (an LSN, as an integer of bytes):
 
-* Every write answers the primary's position after its commit (``note_write``); the
-  clients keep the highest they have seen and send it with their reads.
+* Every write answers the primary's position after its commit (``positions.note_write``);
+  the clients keep the highest they have seen and send it with their reads.
 * A read of a request that carries a position is served by a replica only once that
   replica has replayed past it (``pg_last_wal_replay_lsn()``), else by the primary.
 * A read without one may be served by a replica whose lag is under ``max_lag_seconds``:
@@ -39,9 +39,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -50,6 +48,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 
 from app.observability import metrics
 from app.storage.database.engines import create_engine, normalize_url
+from app.storage.database.positions import current, primary_position
 from runtime_store_client import StoreError
 
 log = logging.getLogger("runtime_store.replicas")
@@ -79,84 +78,8 @@ R = TypeVar("R")
 PRIMARY: Final = "primary"
 #: What ``ReplicaSet.serve`` answers when the primary is to serve the read.
 NOT_SERVED: Final = object()
-_POSITION_SQL: Final = "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
 _REPLAYED_SQL: Final = "SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint"
 _MAX_POSITION: Final = 2**64 - 1
-
-
-# --- positions as text --------------------------------------------------------------------
-
-
-def format_position(value: int) -> str:
-    """PostgreSQL's own spelling of an LSN: two hexadecimal halves, ``16/B374D848``."""
-    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
-
-
-def parse_position(text: str) -> int:
-    """An LSN as PostgreSQL spells it; ``ValueError`` for anything else."""
-    high, slash, low = text.strip().partition("/")
-    if not slash or not (0 < len(high) <= 8 and 0 < len(low) <= 8):
-        raise ValueError(f"not a position: {text!r}")
-    if not all(char in "0123456789abcdefABCDEF" for char in high + low):
-        raise ValueError(f"not a position: {text!r}")
-    return (int(high, 16) << 32) | int(low, 16)
-
-
-# --- what one request asks of its reads and learns of its writes ---------------------------
-
-
-@dataclass(slots=True)
-class RequestPositions:
-    """One HTTP request's positions, shared with the database threads it calls."""
-
-    #: Whether this request's reads may be served by a replica.
-    routed: bool = False
-    #: The position the client has seen (``Runtime-Store-Min-Position``), 0 for none.
-    min_position: int = 0
-    #: The highest position after this request's writes, 0 while it wrote nothing.
-    written: int = 0
-
-
-_REQUEST: ContextVar[RequestPositions | None] = ContextVar(
-    "runtime_store_request_positions", default=None
-)
-
-
-@contextmanager
-def request_positions(positions: RequestPositions) -> Iterator[RequestPositions]:
-    """Make ``positions`` those of the calls made in this context."""
-    token = _REQUEST.set(positions)
-    try:
-        yield positions
-    finally:
-        _REQUEST.reset(token)
-
-
-def current() -> RequestPositions | None:
-    return _REQUEST.get()
-
-
-def primary_position(conn: Connection | Engine) -> int:
-    """The primary's WAL position now: past every commit made before this call."""
-    if isinstance(conn, Engine):
-        with conn.connect() as own:
-            return primary_position(own)
-    return int(conn.exec_driver_sql(_POSITION_SQL).scalar_one())
-
-
-def note_write(conn: Connection) -> None:
-    """Tell the HTTP request whose write just committed on ``conn`` the primary's position
-    now, past that commit (its ``Runtime-Store-Position``)."""
-    request = _REQUEST.get()
-    if request is None:
-        return
-    position = primary_position(conn)
-    if conn.in_transaction():
-        conn.rollback()
-    request.written = max(request.written, position)
-
-
-# --- the replicas ---------------------------------------------------------------------------
 
 
 class NotInRecovery(RuntimeError):
@@ -290,7 +213,7 @@ class ReplicaSet:
         an HTTP request's that allows one; ``NOT_SERVED``: the primary serves it, also
         when the replica's read failed (a value the database refuses fails there the same
         way, and is mapped to its contract error as every primary read's is)."""
-        request = _REQUEST.get()
+        request = current()
         if request is None or not request.routed:
             return NOT_SERVED
         replica = self.choose(max(at_least, request.min_position))

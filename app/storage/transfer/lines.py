@@ -20,9 +20,10 @@ from app.storage.database.row_mapping import (
     values_of,
 )
 from app.storage.database.tables import checkpoints, run_labels, runs
+from app.storage.transfer.conflicts import TAKEN
 from app.storage.transfer.format import KEY_COLUMNS
 from app.storage.transfer.reading import _bad
-from app.storage.transfer.sinks import _TAKEN, _Sink
+from app.storage.transfer.sinks import _Sink
 from runtime_store_client import (
     Checkpoint,
     ImportConflictError,
@@ -180,7 +181,7 @@ class ImportState:
         self.unchecked = []
         if not ids:
             return
-        for table, reason in _TAKEN:
+        for table, reason in TAKEN:
             taken = self.sink.read(
                 sa.select(table.c.run_id).where(table.c.run_id.in_(ids)).limit(1), {}
             )

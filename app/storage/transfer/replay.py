@@ -19,6 +19,7 @@ from app.storage.database.tables import (
 )
 from app.storage.memory.events import memory_row
 from app.storage.operation import Context
+from app.storage.transfer.conflicts import session_conflict
 from app.storage.transfer.format import (
     COUNT_KEYS,
     COUNT_KEYS_2,
@@ -50,7 +51,7 @@ from app.storage.transfer.reading import (
 from app.storage.transfer.record_lines import RecordLines
 from app.storage.transfer.run_lines import RunLines
 from app.storage.transfer.seed_lines import SeedLines
-from app.storage.transfer.sinks import _session_conflict, _Sink
+from app.storage.transfer.sinks import _Sink
 from runtime_store_client import (
     InvalidArgumentError,
     MemoryEvent,
@@ -156,7 +157,7 @@ class _Import(RunLines, SeedLines, RecordLines):
             raise InvalidArgumentError("session.ended_at must be null for an active session")
         existing = self.sink.read(st.SELECT_SESSION, {"session_id": session_id})
         if existing:
-            raise _session_conflict(session_id, existing[0].status)
+            raise session_conflict(session_id, existing[0].status)
         state = SessionState(session_id, SessionRowStatus(status.value), created, ended, None, 0)
         self.sink.claim_session(
             {

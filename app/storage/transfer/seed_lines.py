@@ -9,62 +9,37 @@ publication once its last record is read; what needs the record lines (a source'
 position) or every seed line (the runs that attach a seed) is checked at the end, at the
 line that stated it. A seed operation's run ID must be free in the store (no run, no seed
 operation, not reserved): ``import_conflict``. Operations are inserted at the end, after
-the runs are checked free; attempts and records in batches as they come.
+the runs are checked free; attempts and records in batches as they come. The lines'
+values are read by ``seed_values``, their checks against the rest of the file are
+``seed_checks``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import sqlalchemy as sa
 
 from app.domain import seeds
 from app.domain import validation as v
-from app.domain.seeds import Attempt, AttemptState, Owner, Variant
+from app.domain.seeds import Attempt, AttemptState, Owner
 from app.domain.times import now_millis
-from app.storage.database.tables import run_tombstones, runs, seed_operations
-from app.storage.transfer.format import SEED_ATTEMPT_KEYS, SEED_OPERATION_KEYS, SEED_RECORD_KEYS
-from app.storage.transfer.lines import BATCH, ImportState, _Rows, _Run
+from app.storage.database.tables import seed_operations
+from app.storage.transfer import seed_checks, seed_values
+from app.storage.transfer.conflicts import SEED_TAKEN
+from app.storage.transfer.format import SEED_ATTEMPT_KEYS, SEED_OPERATION_KEYS
+from app.storage.transfer.lines import BATCH, ImportState, _Rows
 from app.storage.transfer.reading import _bad, _enum, _object
 from runtime_store_client import (
     HistoryPrefix,
     ImportConflictError,
     InvalidArgumentError,
-    LiteralPart,
-    PromptScope,
-    RenderedPrompt,
-    RunStatus,
     SeedDeclaration,
     SeedKind,
     SeedRecord,
     StoreError,
 )
-
-#: Where a seed operation's run ID in use is found, and how ``import_conflict`` says so.
-SEED_TAKEN: Final = (
-    (runs, "already exists"),
-    (seed_operations, "already has a seed operation"),
-    (run_tombstones, "was purged; its ID stays reserved"),
-)
-
-_DECLARATION_KEYS: Final = (
-    "agent_id",
-    "run_id",
-    "session_id",
-    "command_id",
-    "attempt_id",
-    "kind",
-    "source_run_id",
-    "source_end_id",
-    "exclude_reasoning",
-    "rendered_prompts",
-)
-_PREFIX_KEYS: Final = ("run_id", "end_id", "exclude_system", "exclude_reasoning")
-_VARIANTS: Final = frozenset(variant.value for variant in Variant)
 
 
 @dataclass(slots=True)
@@ -161,8 +136,8 @@ class SeedLines(ImportState):
             )
         op.last_attempt_id = attempt_id
         state = _enum(AttemptState, obj["state"], "seed_attempt.state")
-        history_end = _position(obj["seed_end_id"], "seed_attempt.seed_end_id")
-        body_end = _position(obj["end_id"], "seed_attempt.end_id")
+        history_end = seed_values.position(obj["seed_end_id"], "seed_attempt.seed_end_id")
+        body_end = seed_values.position(obj["end_id"], "seed_attempt.end_id")
         prepared_bytes = obj["prepared_bytes"]
         if type(prepared_bytes) is not int or prepared_bytes < 0:
             raise InvalidArgumentError("seed_attempt.prepared_bytes must be an integer >= 0")
@@ -179,7 +154,9 @@ class SeedLines(ImportState):
                     "no prepared bytes"
                 )
         else:
-            declaration = self.check_declaration(op, attempt_id, _declaration(obj["declaration"]))
+            declaration = seed_checks.check_declaration(
+                op.run_id, op.owner, attempt_id, seed_values.declaration(obj["declaration"])
+            )
             source = self.check_source(number, declaration, obj["source"])
         if state is AttemptState.PUBLISHED and op.published is not None:
             raise InvalidArgumentError(
@@ -209,7 +186,7 @@ class SeedLines(ImportState):
         if attempt is None:
             raise InvalidArgumentError("a seed_record line before any seed_attempt line")
         replay = attempt.replay
-        obj, variant = _record_object(value)
+        obj, variant = seed_values.record_object(value)
         if (obj["run_id"], obj["attempt_id"]) != (replay.run_id, replay.attempt_id):
             raise InvalidArgumentError(
                 f"seed_record of run {obj['run_id']!r} attempt {obj['attempt_id']!r} after "
@@ -222,7 +199,9 @@ class SeedLines(ImportState):
         new = seeds.check_seed_record(
             replay.run_id,
             replay.attempt_id,
-            SeedRecord(key=key, previous_id=obj["previous_id"], **{variant.value: _variant(obj)}),
+            SeedRecord(
+                key=key, previous_id=obj["previous_id"], **{variant.value: seed_values.variant(obj)}
+            ),
         )
         position = replay.body_end + 1
         if obj["id"] != seeds.position_text(position):
@@ -261,24 +240,6 @@ class SeedLines(ImportState):
                 f"seed lines need format version 3; this file is version {self.version}"
             )
 
-    @staticmethod
-    def check_declaration(
-        op: _SeedOp, attempt_id: str, declaration: SeedDeclaration
-    ) -> SeedDeclaration:
-        """The declaration rules (15.1), the begin's limit, and its operation's identity."""
-        checked = seeds.check_declaration(declaration)
-        seeds.check_begin_size(checked)
-        if (checked.run_id, checked.attempt_id) != (op.run_id, attempt_id):
-            raise InvalidArgumentError(
-                "the declaration's run_id and attempt_id must be its attempt's"
-            )
-        if seeds.owner_of(checked) != op.owner:
-            raise InvalidArgumentError(
-                f"the declaration disagrees with the seed operation of run {op.run_id!r} "
-                "(agent, session or command)"
-            )
-        return checked
-
     def check_source(
         self, number: int, declaration: SeedDeclaration, value: Any
     ) -> HistoryPrefix | None:
@@ -290,7 +251,7 @@ class SeedLines(ImportState):
             return None
         if value is None:
             raise InvalidArgumentError(f"a {declaration.kind} seed has a source")
-        source = _prefix(value, "seed_attempt.source")
+        source = seed_values.prefix(value, "seed_attempt.source")
         expected = seeds.source_of(declaration, source.end_id)
         if declaration.kind is SeedKind.CONTINUATION and source.end_id != declaration.source_end_id:
             expected = None
@@ -298,18 +259,7 @@ class SeedLines(ImportState):
             raise InvalidArgumentError(
                 "seed_attempt.source is not the source its declaration resolves to"
             )
-        run = self.runs.get(source.run_id)
-        if run is None:
-            raise InvalidArgumentError(f"source run {source.run_id!r} is not a run of the file")
-        if run.state.agent_id != declaration.agent_id:
-            raise InvalidArgumentError(
-                f"source run {source.run_id!r} belongs to another agent than the declaration's"
-            )
-        if declaration.kind is SeedKind.NEXT_TURN and run.state.status is not RunStatus.COMPLETED:
-            raise InvalidArgumentError(
-                f"source run {source.run_id!r} of a next_turn seed is "
-                f"{run.state.status.value}, not completed"
-            )
+        seed_checks.check_source_run(self.runs.get(source.run_id), declaration, source)
         self.seed_sources.append(_Source(number, declaration.kind, source))
         return source
 
@@ -388,22 +338,11 @@ class SeedLines(ImportState):
         seed attaches its run ID's published history end, with its agent and session."""
         for source in self.seed_sources:
             run = self.runs[source.prefix.run_id]
-            position = seeds.parse_position(source.prefix.end_id)
-            if source.kind is SeedKind.NEXT_TURN:
-                fits = position is not None and position == run.terminal_id
-                wanted = "the ID of its terminal record"
-            else:
-                fits = position is not None and 1 <= position <= run.count
-                wanted = "the ID of one of its records"
-            if not fits:
-                raise _bad(
-                    source.line,
-                    f"the source's end_id {source.prefix.end_id!r} is not {wanted} (run "
-                    f"{run.run_id!r})",
-                )
+            seed_checks.check_source_end(source.line, run, source.kind, source.prefix)
         for run in self.runs.values():
             if run.state.seed_end_id:
-                _check_attached(run, self.seed_ops.get(run.run_id))
+                op = self.seed_ops.get(run.run_id)
+                seed_checks.check_attached(run, None if op is None else op.published)
 
     def insert_seed_operations(self) -> None:
         """The operations, once the runs are checked free (a run of the file may carry the
@@ -431,160 +370,3 @@ class SeedLines(ImportState):
                 self.unchecked_seeds = [op.run_id for op in chunk]
                 self.check_free_seed_ids()
                 raise
-
-
-def _check_attached(run: _Run, op: _SeedOp | None) -> None:
-    """15.5: the run's ``seed_end_id`` is its run ID's published history end, prepared for
-    its agent and session; a continuation seed for exactly its predecessor."""
-    seed_end_id = run.state.seed_end_id
-    published = None if op is None else op.published
-    if published is None:
-        raise _bad(
-            run.line,
-            f"run {run.run_id!r} attaches seed_end_id {seed_end_id!r}, but its run ID has no "
-            "published seed in the file",
-        )
-    end = seeds.position_text(published.history_end)
-    if seed_end_id != end:
-        raise _bad(
-            run.line,
-            f"run {run.run_id!r} attaches seed_end_id {seed_end_id!r}, not its published "
-            f"history end {end!r}",
-        )
-    declaration = published.declaration
-    assert declaration is not None
-    if (declaration.agent_id, declaration.session_id) != (run.state.agent_id, run.state.session_id):
-        raise _bad(
-            run.line, f"the seed of run {run.run_id!r} was prepared for another agent or session"
-        )
-    predecessor = run.new.predecessor_run_id
-    continuation = declaration.kind is SeedKind.CONTINUATION
-    if continuation != bool(predecessor) or (
-        continuation and declaration.source_run_id != predecessor
-    ):
-        raise _bad(
-            run.line,
-            f"run {run.run_id!r}: a continuation seed goes with a continuation start of "
-            "exactly its source, and only with one",
-        )
-
-
-# --- values of the seed lines -------------------------------------------------------------
-
-
-def _position(value: Any, what: str) -> int:
-    position = seeds.parse_position(value) if isinstance(value, str) else None
-    if position is None:
-        raise InvalidArgumentError(f"{what} must be a position: '0', '1', '2', …")
-    return position
-
-
-def _strict_text(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{what} must be a string")
-    return value
-
-
-def _map(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InvalidArgumentError(f"{what} must be a JSON object")
-    return value
-
-
-def _declaration(value: Any) -> SeedDeclaration:
-    """A declaration as ``declaration_json`` writes it; its rules are checked by
-    ``seeds.check_declaration``."""
-    obj = _object(value, _DECLARATION_KEYS, "seed_attempt.declaration")
-    prompts = obj["rendered_prompts"]
-    if not isinstance(prompts, list):
-        raise InvalidArgumentError("seed_attempt.declaration.rendered_prompts must be a list")
-    rendered = []
-    for index, prompt in enumerate(prompts):
-        what = f"seed_attempt.declaration.rendered_prompts[{index}]"
-        p = _object(prompt, ("prompt_id", "version", "scope"), what)
-        scope = _object(p["scope"], ("session_id", "labels"), f"{what}.scope")
-        rendered.append(
-            RenderedPrompt(
-                prompt_id=p["prompt_id"],
-                version=p["version"],
-                scope=PromptScope(
-                    session_id=scope["session_id"],
-                    labels=_map(scope["labels"], f"{what}.scope.labels"),
-                ),
-            )
-        )
-    kind = _enum(SeedKind, obj["kind"], "seed_attempt.declaration.kind")
-    return SeedDeclaration(
-        agent_id=obj["agent_id"],
-        run_id=obj["run_id"],
-        session_id=obj["session_id"],
-        command_id=obj["command_id"],
-        attempt_id=obj["attempt_id"],
-        kind=kind,
-        source_run_id=obj["source_run_id"],
-        source_end_id=obj["source_end_id"],
-        exclude_reasoning=obj["exclude_reasoning"],
-        rendered_prompts=tuple(rendered),
-    )
-
-
-def _prefix(value: Any, what: str) -> HistoryPrefix:
-    obj = _object(value, _PREFIX_KEYS, what)
-    for name in ("exclude_system", "exclude_reasoning"):
-        if not isinstance(obj[name], bool):
-            raise InvalidArgumentError(f"{what}.{name} must be a boolean")
-    return HistoryPrefix(
-        run_id=_strict_text(obj["run_id"], f"{what}.run_id"),
-        end_id=_strict_text(obj["end_id"], f"{what}.end_id"),
-        exclude_system=obj["exclude_system"],
-        exclude_reasoning=obj["exclude_reasoning"],
-    )
-
-
-def _record_object(value: Any) -> tuple[dict[str, Any], Variant]:
-    """A seed record line's object: its five keys and exactly one variant key."""
-    obj = _map(value, "seed_record")
-    missing = [key for key in SEED_RECORD_KEYS if key not in obj]
-    if missing:
-        raise InvalidArgumentError(f"seed_record lacks {missing[0]!r}")
-    rest = [key for key in obj if key not in SEED_RECORD_KEYS]
-    variants = [Variant(key) for key in rest if key in _VARIANTS]
-    if len(rest) != 1 or len(variants) != 1:
-        raise InvalidArgumentError(
-            "seed_record holds exactly one of messages, literal_part, prefix, prepared "
-            f"besides {list(SEED_RECORD_KEYS)}"
-        )
-    for key in SEED_RECORD_KEYS:
-        _strict_text(obj[key], f"seed_record.{key}")
-    return obj, variants[0]
-
-
-def _bytes(value: Any, what: str) -> bytes:
-    """Padded standard base64, in the one spelling the encoder writes."""
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{what} must be a base64 string")
-    try:
-        data = base64.b64decode(value.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError):
-        raise InvalidArgumentError(f"{what} is not valid standard base64") from None
-    if base64.b64encode(data).decode("ascii") != value:
-        raise InvalidArgumentError(f"{what} is not in its one base64 spelling")
-    return data
-
-
-def _variant(obj: Mapping[str, Any]) -> Any:
-    """The variant's value as ``SeedRecord`` holds it."""
-    if "messages" in obj:
-        text = _strict_text(obj["messages"], "seed_record.messages")
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidArgumentError("seed_record.messages holds a lone surrogate") from None
-    if "literal_part" in obj:
-        part = _object(obj["literal_part"], ("data", "final"), "seed_record.literal_part")
-        return LiteralPart(
-            data=_bytes(part["data"], "seed_record.literal_part.data"), final=part["final"]
-        )
-    if "prefix" in obj:
-        return _prefix(obj["prefix"], "seed_record.prefix")
-    return _bytes(obj["prepared"], "seed_record.prepared")

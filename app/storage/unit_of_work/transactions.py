@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from app.observability import metrics
-from app.storage.database import read_deadlines, replicas
+from app.storage.database import positions, read_deadlines, replicas
 from app.storage.database.dialects import dialect_of
 from app.storage.database.engines import WRITE_OPTION
 from app.storage.database.explicit_begin import CONNECTIONS_IN_AUTOCOMMIT, NO_BEGIN_OPTION
@@ -208,4 +208,4 @@ class UnitOfWork:
 
     def _note_position(self, conn: Connection) -> None:
         if self.replicas is not None:
-            replicas.note_write(conn)
+            positions.note_write(conn)

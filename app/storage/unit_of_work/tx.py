@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from app.domain.state import RunState, SessionState, StoredRecord
 from app.domain.validation import NewRun
-from app.storage.database import replicas
+from app.storage.database import positions, replicas
 from app.storage.database import statements as st
 from app.storage.database.dialects import Dialect, Writes
 from app.storage.database.row_mapping import (
@@ -70,7 +70,7 @@ class Tx:
             return None
         if self.replica is not None:
             return self.replica.read_position(self.conn)
-        return replicas.primary_position(self.conn)
+        return positions.primary_position(self.conn)
 
     # --- sessions ---------------------------------------------------------------------
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from app.storage.operation import Context
-from app.storage.webhooks import settled_pruning, subscriptions
+from app.storage.webhooks import delivery_claims, settled_pruning
+from app.storage.webhooks.delivery_claims import Claimed
 from app.storage.webhooks.settled_pruning import Pruned
-from app.storage.webhooks.subscriptions import Claimed, WebhookConfig
+from app.storage.webhooks.subscriptions import WebhookConfig
 from runtime_store_client import DeliveryStatus
 
 
@@ -31,17 +32,17 @@ class DeliveryQueue:
     ) -> list[Claimed]:
         """The next due deliveries, leased to the caller; with ``per_webhook``, at most
         that many in flight per subscription, counting the caller's ``busy`` ones."""
-        return subscriptions.claim(self._ctx, limit, lease_ms, per_webhook=per_webhook, busy=busy)
+        return delivery_claims.claim(self._ctx, limit, lease_ms, per_webhook=per_webhook, busy=busy)
 
     def record_attempt(
         self, claimed: Claimed, status_code: int | None, retry_seconds: float
     ) -> DeliveryStatus | None:
         """One attempt's outcome (``None``: the lease was lost, another attempt decides)."""
-        return subscriptions.record_attempt(self._ctx, claimed, status_code, retry_seconds)
+        return delivery_claims.record_attempt(self._ctx, claimed, status_code, retry_seconds)
 
     def oldest_pending_ms(self) -> int | None:
         """When the oldest pending delivery's window began (the metric's age)."""
-        return subscriptions.oldest_pending_ms(self._ctx)
+        return delivery_claims.oldest_pending_ms(self._ctx)
 
     def prune(
         self,

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, WithJsonSchema
 
+from app.api.schemas.wire_model import Labels, WireModel
+from app.api.wire import SeedBytes, format_base64, parse_payload
 from app.domain.seeds import declaration_json, prefix_json
 from runtime_store_client import (
     HistoryPrefix,
@@ -28,9 +30,6 @@ from runtime_store_client import (
     SeedPage,
     SeedRecord,
 )
-
-from .schemas import Labels, WireModel
-from .wire import SeedBytes, format_base64, parse_payload
 
 #: ``messages``: the exact JSON text of one message array, as a string (like a payload).
 SeedMessages = Annotated[

@@ -15,11 +15,7 @@ own (an asyncio task); the loop claims again as soon as it has room (up to
 subscription, so a slow subscriber holds at most that many and never all), never waiting
 for a batch. Attempts of one ordering never run at once: the claim is what orders them.
 
-**Each attempt ends within 10 s in total** (``rules.ATTEMPT_TIMEOUT_SECONDS``): resolving
-the host, connecting, sending and reading the whole answer run under one deadline
-(``asyncio.timeout``); a receiver that drips its answer, or its status line, is cut off at
-the deadline and the attempt is a failed one (retried as 13.3 says). The answer's body is
-read (up to ``MAX_ANSWER_BYTES``) and dropped, never kept.
+Each attempt, its deadline and its address checks, is ``sending.send``.
 
 **An attempt never outlives its lease.** A claim leases its deliveries for
 ``LEASE_SECONDS`` (15 s); an attempt's deadline is also at most ``LEASE_SECONDS -
@@ -29,12 +25,6 @@ monotonic clock, so its connection is closed at least 4 s before another dispatc
 delivery again: two dispatchers never send one delivery at the same time. The lease's end
 is the fencing token of the outcome: an attempt whose lease was lost (expired and claimed
 again) never stores its outcome.
-
-Sending guards against server-side request forgery at the moment of sending too: the
-host is resolved, every address must be public unless the host is on the allow list,
-and the connection goes to an address that was checked (the URL's host stays in the
-``Host`` header and in TLS's server name), so a name re-pointed at an internal address
-after the check is not followed. Redirects are not followed.
 
 The database may go away (a restart, a failover, connections cut): a failed poll is
 logged once, and polls back off (doubling up to ``MAX_BACKOFF_SECONDS``) until one
@@ -56,19 +46,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Final
-from urllib.parse import urlsplit
 
 import httpx
 
+from app.domain import webhooks as rules
+from app.observability.metrics import WEBHOOK_DELIVERIES, WEBHOOK_OLDEST_PENDING
+from app.storage import Claimed, SqlStore
+from app.webhook_delivery.sending import send
 from runtime_store_client import DeliveryStatus
-
-from .domain import webhooks as rules
-from .observability.metrics import WEBHOOK_DELIVERIES, WEBHOOK_OLDEST_PENDING
-from .storage import Claimed, SqlStore, WebhookConfig
 
 log = logging.getLogger("runtime_store.webhooks")
 
-USER_AGENT: Final = "runtime-store-webhooks/1"
 #: How long a claimed delivery stays leased: one attempt (10 s) and a margin. A worker
 #: killed mid-attempt delays that delivery by at most this much.
 LEASE_SECONDS: Final = 15.0
@@ -79,8 +67,6 @@ LEASE_MARGIN_SECONDS: Final = 4.0
 #: Attempts in flight at once per worker, and for one subscription.
 CONCURRENCY: Final = 32
 PER_SUBSCRIPTION: Final = 4
-#: Bytes of an answer's body read (and dropped) before the connection is closed.
-MAX_ANSWER_BYTES: Final = 64 * 1024
 #: Threads of the dispatcher's database calls (claims, outcomes, the gauge).
 DATABASE_THREADS: Final = 2
 #: The longest pause between polls while the database fails.
@@ -95,10 +81,6 @@ _OUTCOME_LABEL: Final = {
 }
 
 
-def _host_for_url(address: str) -> str:
-    return f"[{address}]" if ":" in address else address
-
-
 def attempt_seconds(now: float, leased_at: float) -> float:
     """How long an attempt starting at ``now`` may take, its lease claimed from
     ``leased_at`` on (both monotonic): 10 s, or less when the lease would end sooner than
@@ -106,83 +88,6 @@ def attempt_seconds(now: float, leased_at: float) -> float:
     return min(
         rules.ATTEMPT_TIMEOUT_SECONDS, leased_at + LEASE_SECONDS - LEASE_MARGIN_SECONDS - now
     )
-
-
-async def send(
-    config: WebhookConfig,
-    claimed: Claimed,
-    client: httpx.AsyncClient,
-    seconds: float = rules.ATTEMPT_TIMEOUT_SECONDS,
-    *,
-    resolver: concurrent.futures.Executor | None = None,
-) -> int | None:
-    """One attempt, all of it (resolving, connecting, sending, the whole answer) within
-    ``seconds``: the receiver's status code, or ``None`` when nothing whole was answered
-    in time (a refused address, no connection, a deadline passed)."""
-    try:
-        async with asyncio.timeout(seconds):
-            return await _exchange(config, claimed, client, resolver)
-    except TimeoutError:
-        log.info(
-            "webhook %s: no whole answer from %s within %.1f s",
-            claimed.event_id,
-            claimed.webhook_id,
-            seconds,
-        )
-        return None
-
-
-async def _exchange(
-    config: WebhookConfig,
-    claimed: Claimed,
-    client: httpx.AsyncClient,
-    resolver: concurrent.futures.Executor | None,
-) -> int | None:
-    target = rules.parse_url(claimed.url)
-    loop = asyncio.get_running_loop()
-    addresses = list(await loop.run_in_executor(resolver, config.resolve, target.host))
-    refused = rules.refused_addresses(target, config.allowed_hosts, lambda _host: addresses)
-    if refused or not addresses:
-        log.warning(
-            "webhook %s: not sent to %s: %s resolves to a refused address (%s)",
-            claimed.event_id,
-            claimed.webhook_id,
-            target.host,
-            ", ".join(refused) or "none",
-        )
-        return None
-    body = claimed.body.encode()
-    timestamp = int(time.time())
-    headers = {
-        "content-type": "application/json",
-        "user-agent": USER_AGENT,
-        "webhook-id": claimed.event_id,
-        "webhook-timestamp": str(timestamp),
-        "webhook-signature": rules.sign(claimed.secret, claimed.event_id, timestamp, body),
-    }
-    parts = urlsplit(claimed.url)
-    headers["host"] = parts.netloc
-    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
-    for address in addresses:  # each one checked above
-        pinned = parts._replace(netloc=f"{_host_for_url(address)}:{target.port}").geturl()
-        try:
-            async with client.stream(
-                "POST", pinned, content=body, headers=headers, extensions=extensions
-            ) as response:
-                # The answer counts once it is whole: its body is read (and dropped) too,
-                # up to a bound, so a receiver dripping it is cut off at the deadline.
-                read = 0
-                async for chunk in response.aiter_raw():
-                    read += len(chunk)
-                    if read >= MAX_ANSWER_BYTES:
-                        break
-                return response.status_code
-        except httpx.ConnectError:
-            continue
-        except httpx.HTTPError as exc:
-            log.info("webhook %s: attempt failed: %s", claimed.event_id, exc)
-            return None
-    return None
 
 
 @dataclass
