@@ -105,11 +105,11 @@ def test_a_slow_subscriber_holds_its_share_of_the_dispatcher_and_no_more(
         started = time.monotonic()
         dispatcher.start()
         try:
-            healthy.wait_for(3, timeout=3)
+            healthy.wait_for(3, timeout=10)
             took = time.monotonic() - started
             time.sleep(0.3)
             assert len(dripping.received) == 1  # its share: one attempt in flight
         finally:
             dripping.closed.set()  # the dripping answer ends: the dispatcher stops at once
             dispatcher.stop()
-        assert took < 2.0, took
+        assert took < 10.0, took  # behind the dripping answer it would take 30 s

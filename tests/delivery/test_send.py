@@ -90,7 +90,7 @@ def test_an_answer_dripped_past_the_deadline_is_cut_off_and_is_no_answer(drip: s
         started = time.monotonic()
         assert _send(LOOPBACK, _claimed(receiver.url), seconds=1.5) is None
         elapsed = time.monotonic() - started
-        assert 1.4 < elapsed < 2.0, elapsed
+        assert 1.4 < elapsed < 2.5, elapsed  # its 1.5 s deadline; 30 drips would take 7.5 s
         (item,) = _ended(receiver)
         assert item.cut, "the sender did not close the connection"
         assert item.ended_at is not None

@@ -59,7 +59,7 @@ def test_a_wait_for_a_finished_run_answers_at_once(server: LiveServer) -> None:
         )
         started = time.monotonic()
         response = httpx.get(f"{server.base_url}/v1/runs/{run.run_id}/wait", params={"timeout": 30})
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 5.0  # not the 30 s the wait allows
         assert response.status_code == 200
         assert "Run-Wait" not in response.headers
         assert response.json()["status"] == "failed"
