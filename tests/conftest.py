@@ -92,6 +92,28 @@ REPLICA_READ_MODULES = tuple(
 )
 _REPLICA_BACKEND = "http-postgres-replica"
 
+#: Contract modules of the writes PostgreSQL's fast path serves (appends, batches, starts,
+#: terminal writes), run once more over a service with the fast path off (the
+#: ``http-postgres-python`` backend): the Python path as the service awaits it.
+PYTHON_PATH_WRITE_MODULES = tuple(
+    f"tests/contract/test_{name}.py"
+    for name in (
+        "appends",
+        "batch_append",
+        "child_continuations",
+        "child_starts",
+        "continuations",
+        "one_shot_starts",
+        "payloads",
+        "request_digests",
+        "root_starts",
+        "synchronous_starts",
+        "terminal",
+        "text",
+    )
+)
+_PYTHON_PATH_BACKEND = "http-postgres-python"
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
@@ -100,8 +122,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     deselected = [
         item
         for item in items
-        if f"[{_REPLICA_BACKEND}" in item.nodeid
-        and not item.nodeid.startswith(REPLICA_READ_MODULES)
+        if (
+            f"[{_REPLICA_BACKEND}" in item.nodeid
+            and not item.nodeid.startswith(REPLICA_READ_MODULES)
+        )
+        or (
+            f"[{_PYTHON_PATH_BACKEND}" in item.nodeid
+            and not item.nodeid.startswith(PYTHON_PATH_WRITE_MODULES)
+        )
     ]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
@@ -240,6 +268,7 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
         "postgres-python",
         "http-sqlite",
         "http-postgres",
+        _PYTHON_PATH_BACKEND,
         _REPLICA_BACKEND,
     ]
 )
@@ -249,8 +278,10 @@ def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
     ``sqlite`` and ``postgres`` are the in-process ``SqlStore``; ``postgres-python`` is
     ``SqlStore`` on PostgreSQL with its SQL fast path off (``RUNTIME_STORE_PG_FAST_PATH=off``:
     every write on the Python path); ``http-*`` is the real ``HttpStore`` talking to a live
-    ``runtime-store serve`` on that database; ``http-postgres-replica`` a live service on a
-    PostgreSQL primary with a hot standby serving reads (the read modules only). Through a
+    ``runtime-store serve`` on that database; ``http-postgres-python`` a live service on
+    PostgreSQL with the fast path off (the write modules only); ``http-postgres-replica`` a
+    live service on a PostgreSQL primary with a hot standby serving reads (the read modules
+    only). Through a
     service, ``observe`` (did a refused write change nothing?) reads the database in process.
     """
     if request.param == _REPLICA_BACKEND:
@@ -273,13 +304,15 @@ def store(request: pytest.FixtureRequest) -> Iterator[Backend]:
             yield SqlStore(engine)
         observer.check()
         return
-    if request.param.endswith("-python"):
+    if request.param == "postgres-python":
         yield SqlStore(engine, fast_path=False)
         return
     if request.param == database:
         yield SqlStore(engine)
         return
-    server: LiveServer = request.getfixturevalue(f"{database}_server")
+    server: LiveServer = request.getfixturevalue(
+        "postgres_python_server" if request.param == _PYTHON_PATH_BACKEND else f"{database}_server"
+    )
     with (
         HttpStore(server.base_url) as http_store,
         observed_in_process(http_store, SqlStore(engine)),
@@ -410,6 +443,20 @@ def postgres_server(
     postgres_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     server = start_server(postgres_url, tmp_path_factory.mktemp("logs") / "postgres-server.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def postgres_python_server(
+    postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """A service on the test database with PostgreSQL's fast path off."""
+    server = start_server(
+        postgres_url,
+        tmp_path_factory.mktemp("logs") / "postgres-python-server.log",
+        env={"RUNTIME_STORE_PG_FAST_PATH": "off"},
+    )
     yield server
     stop_server(server)
 

@@ -45,7 +45,15 @@ from tests.contract.builders import (
 #: attaches them: an observed service must take the same append path and behave the same.
 pytestmark = pytest.mark.parametrize(
     "store",
-    ["sqlite", "postgres", "postgres-observed", "postgres-python", "http-sqlite", "http-postgres"],
+    [
+        "sqlite",
+        "postgres",
+        "postgres-observed",
+        "postgres-python",
+        "http-sqlite",
+        "http-postgres",
+        "http-postgres-python",
+    ],
     indirect=True,
 )
 
