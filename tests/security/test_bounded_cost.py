@@ -194,8 +194,8 @@ def test_64_label_filters_cost_one_count_per_run_not_one_join_per_label(
         (len(re.findall(r"\brun_labels\b", sql)), sql.upper().count("EXISTS")) for sql in sent
     ]
     assert shapes[0] == shapes[1] == shapes[2], shapes  # the same joins for 2 labels as 64
-    # A per-label plan took over 20 s for this miss; the bound leaves a busy machine room.
-    assert miss < 10.0, f"a miss on the 64th label over {SLOW_RUNS} runs took {miss:.3f} s"
+    # A per-label plan took over 20 s for this miss; the one count takes about 0.1 s.
+    assert miss < 2.0, f"a miss on the 64th label over {SLOW_RUNS} runs took {miss:.3f} s"
 
 
 # --- the read timeout -----------------------------------------------------------------------
