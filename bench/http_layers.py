@@ -1,0 +1,208 @@
+"""``python -m bench.http_layers``: where the service's CPU per HTTP append goes, by layer.
+
+``python -m bench --side-by-side`` gives the service's CPU per call; this splits it. It
+starts ``runtime-store serve`` with its defaults (one worker) on a database of its own,
+sends single appends one after another over one keep-alive connection, and samples the
+worker with ``py-spy`` (``pip install py-spy``; it reads the process's stacks from outside,
+so the service runs unchanged). Each sample of the worker's event-loop thread (where every
+request runs) goes to the layer of its innermost frame that names one; the layers' shares
+of the samples are scaled to the worker's CPU per append, read from ``/proc``. A sample
+is wall-clock time in that code, a C call's wait for the kernel included (the send of a
+statement to PostgreSQL shows as psycopg's). ``--serve-pythonpath`` serves another checkout
+(an older commit in a worktree) with the same load and accounting: a before and after.
+
+Layers: the store call (``app/storage``, ``app/domain``, SQLAlchemy, psycopg and the call's
+wrapper), the route's own function and rendering, FastAPI and Starlette's request handling
+(routing, dependencies, body validation, the response), the service's middlewares and
+request observation (the access line included), uvicorn's HTTP protocol, and the rest
+(the event loop's own code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from runtime_store_client import HttpStore
+from tests.contract.builders import T0, canceled_record, run_start, started_record
+
+from .config import postgres_admin_url
+from .servers import (
+    create_postgres_database,
+    drop_postgres_database,
+    start_service,
+    stop_service,
+    tree_cpu_seconds,
+)
+from .workloads import PAYLOAD
+
+#: (layer, path fragments): a frame belongs to the first layer one of whose fragments its
+#: file path holds; a sample to the layer of its innermost frame that belongs to one.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "store call",
+        ("app/storage/", "app/domain/", "sqlalchemy/", "psycopg/", "store_calls.py", "greenlet"),
+    ),
+    ("route function and rendering", ("app/api/routes/", "app/api/render", "hot_routes")),
+    ("FastAPI and Starlette request handling", ("fastapi/", "starlette/", "pydantic")),
+    ("middlewares and observation", ("app/api/", "app/observability/", "logging/")),
+    ("uvicorn HTTP protocol", ("uvicorn/protocols/", "uvicorn/middleware/", "app/serving/bounds")),
+)
+REST = "the rest (the event loop's own code)"
+
+
+def layer_of(stack: list[str]) -> str:
+    """The layer of a sample, from its frames (outermost first, as py-spy writes them)."""
+    for frame in reversed(stack):
+        for layer, fragments in LAYERS:
+            if any(fragment in frame for fragment in fragments):
+                return layer
+    return REST
+
+
+def read_samples(path: Path) -> collections.Counter[str]:
+    """Samples per layer of the main thread (the event loop's, where requests run) from a
+    py-spy ``--threads --format raw`` file (one stack and a count a line)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        thread, *frames = stack.split(";")
+        if thread.endswith(": MainThread"):
+            counts[layer_of(frames)] += int(count)
+    return counts
+
+
+def _worker_pid(root: int) -> int:
+    """The uvicorn worker's PID: the service process itself, or its one child."""
+    children = Path(f"/proc/{root}/task/{root}/children")
+    found = children.read_text().split() if children.exists() else []
+    return int(found[0]) if found else root
+
+
+class Appender:
+    """Single appends to one running run, one after another, on a thread of their own."""
+
+    def __init__(self, base_url: str) -> None:
+        store = HttpStore(base_url)
+        self.run = run_start(run_id=f"layers-{os.getpid()}", session_id=f"layers-{os.getpid()}")
+        store.create_session(self.run.session_id, T0)
+        store.start_root_run(self.run, started_record(self.run), canceled_record(self.run))
+        self.client = httpx.Client(base_url=base_url)
+        self.calls = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _body(self, index: int) -> dict[str, object]:
+        run = self.run
+        record = {
+            "event_key": f"e{index}",
+            "run_id": run.run_id,
+            "agent_id": run.agent_id,
+            "session_id": run.session_id,
+            "type": "planner_note",
+            "payload": PAYLOAD.decode(),
+            "timestamp": "2026-01-01T00:00:10Z",
+        }
+        return {"record": record}
+
+    def _loop(self) -> None:
+        url = f"/v1/runs/{self.run.run_id}/records"
+        while not self._stop.is_set():
+            answer = self.client.post(url, json=self._body(self.calls))
+            answer.raise_for_status()
+            self.calls += 1
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def measure(
+    admin_url: str, seconds: float, rate: int, serve_pythonpath: str | None
+) -> tuple[float, int, collections.Counter[str]]:
+    """(service CPU ms per append, appends, samples per layer) of one sampled stretch."""
+    database_url = create_postgres_database(admin_url)
+    env: dict[str, str] = {}
+    if serve_pythonpath:
+        env["PYTHONPATH"] = serve_pythonpath
+    with tempfile.TemporaryDirectory() as tmp:
+        service = start_service("layers", database_url, Path(tmp), workers=1, env=env)
+        try:
+            appender = Appender(service.base_url)
+            appender.start()
+            time.sleep(2.0)  # warm: prepared statements, pool, caches
+            pid = _worker_pid(service.process.pid)
+            cpu_before, calls_before = tree_cpu_seconds(pid), appender.calls
+            raw = Path(tmp) / "samples.txt"
+            subprocess.run(
+                [
+                    _py_spy(),
+                    "record",
+                    "--pid",
+                    str(pid),
+                    "--duration",
+                    str(int(seconds)),
+                    "--rate",
+                    str(rate),
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(raw),
+                    "--nonblocking",
+                    "--threads",
+                ],
+                check=True,
+                capture_output=True,
+            )
+            cpu_after, calls_after = tree_cpu_seconds(pid), appender.calls
+            appender.stop()
+            calls = calls_after - calls_before
+            return (cpu_after - cpu_before) * 1000 / calls, calls, read_samples(raw)
+        finally:
+            stop_service(service)
+            drop_postgres_database(admin_url, database_url)
+
+
+def _py_spy() -> str:
+    found = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(found).exists():
+        raise SystemExit("py-spy is not installed: pip install py-spy")
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="sampled seconds")
+    parser.add_argument("--rate", type=int, default=250, help="samples per second")
+    parser.add_argument("--postgres-url", default=postgres_admin_url())
+    parser.add_argument(
+        "--serve-pythonpath", help="PYTHONPATH of the served process (another checkout)"
+    )
+    args = parser.parse_args(argv)
+    cpu_ms, calls, samples = measure(
+        args.postgres_url, args.seconds, args.rate, args.serve_pythonpath
+    )
+    total = sum(samples.values())
+    print(f"{calls} appends, service CPU {cpu_ms:.3f} ms per append; {total} samples")
+    print("| layer | share of the samples | CPU ms per append |")
+    print("| --- | --: | --: |")
+    for layer in [name for name, _ in LAYERS] + [REST]:
+        share = samples[layer] / total if total else 0.0
+        print(f"| {layer} | {share:.1%} | {share * cpu_ms:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
