@@ -1,12 +1,13 @@
-"""``python -m bench.http_layers``: where the service's CPU per HTTP append goes, by layer.
+"""``python -m bench.http_layers``: where the service's CPU per HTTP append or page goes.
 
 ``python -m bench --side-by-side`` gives the service's CPU per call; this splits it. It
 starts ``runtime-store serve`` with its defaults (one worker) on a database of its own,
-sends single appends one after another over one keep-alive connection, and samples the
+sends single appends (or reads pages of 100 records, ``--operation page``) one after
+another over one keep-alive connection, and samples the
 worker with ``py-spy`` (``pip install py-spy``; it reads the process's stacks from outside,
 so the service runs unchanged). Each sample of the worker's event-loop thread (where every
 request runs) goes to the layer of its innermost frame that names one; the layers' shares
-of the samples are scaled to the worker's CPU per append, read from ``/proc``. A sample
+of the samples are scaled to the worker's CPU per call, read from ``/proc``. A sample
 is wall-clock time in that code, a C call's wait for the kernel included (the send of a
 statement to PostgreSQL shows as psycopg's). ``--serve-pythonpath`` serves another checkout
 (an older commit in a worktree) with the same load and accounting: a before and after.
@@ -58,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("middlewares and observation", ("app/api/", "app/observability/", "logging/")),
     ("uvicorn HTTP protocol", ("uvicorn/protocols/", "uvicorn/middleware/", "app/serving/bounds")),
 )
+PAGE = 100
 REST = "the rest (the event loop's own code)"
 
 
@@ -89,15 +91,17 @@ def _worker_pid(root: int) -> int:
     return int(found[0]) if found else root
 
 
-class Appender:
-    """Single appends to one running run, one after another, on a thread of their own."""
+class Caller:
+    """Single appends to one running run, or pages of its first 100 records, one after
+    another, on a thread of their own."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, operation: str) -> None:
         store = HttpStore(base_url)
         self.run = run_start(run_id=f"layers-{os.getpid()}", session_id=f"layers-{os.getpid()}")
         store.create_session(self.run.session_id, T0)
         store.start_root_run(self.run, started_record(self.run), canceled_record(self.run))
         self.client = httpx.Client(base_url=base_url)
+        self.operation = operation
         self.calls = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -117,8 +121,13 @@ class Appender:
 
     def _loop(self) -> None:
         url = f"/v1/runs/{self.run.run_id}/records"
+        for index in range(PAGE if self.operation == "page" else 0):
+            self.client.post(url, json=self._body(-1 - index)).raise_for_status()
         while not self._stop.is_set():
-            answer = self.client.post(url, json=self._body(self.calls))
+            if self.operation == "page":
+                answer = self.client.get(url, params={"cursor": "", "limit": PAGE})
+            else:
+                answer = self.client.post(url, json=self._body(self.calls))
             answer.raise_for_status()
             self.calls += 1
 
@@ -131,9 +140,9 @@ class Appender:
 
 
 def measure(
-    admin_url: str, seconds: float, rate: int, serve_pythonpath: str | None
+    admin_url: str, operation: str, seconds: float, rate: int, serve_pythonpath: str | None
 ) -> tuple[float, int, collections.Counter[str]]:
-    """(service CPU ms per append, appends, samples per layer) of one sampled stretch."""
+    """(service CPU ms per call, calls, samples per layer) of one sampled stretch."""
     database_url = create_postgres_database(admin_url)
     env: dict[str, str] = {}
     if serve_pythonpath:
@@ -141,11 +150,11 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         service = start_service("layers", database_url, Path(tmp), workers=1, env=env)
         try:
-            appender = Appender(service.base_url)
-            appender.start()
-            time.sleep(2.0)  # warm: prepared statements, pool, caches
+            caller = Caller(service.base_url, operation)
+            caller.start()
+            time.sleep(3.0)  # the page's records; warm: prepared statements, pool, caches
             pid = _worker_pid(service.process.pid)
-            cpu_before, calls_before = tree_cpu_seconds(pid), appender.calls
+            cpu_before, calls_before = tree_cpu_seconds(pid), caller.calls
             raw = Path(tmp) / "samples.txt"
             subprocess.run(
                 [
@@ -167,8 +176,8 @@ def measure(
                 check=True,
                 capture_output=True,
             )
-            cpu_after, calls_after = tree_cpu_seconds(pid), appender.calls
-            appender.stop()
+            cpu_after, calls_after = tree_cpu_seconds(pid), caller.calls
+            caller.stop()
             calls = calls_after - calls_before
             return (cpu_after - cpu_before) * 1000 / calls, calls, read_samples(raw)
         finally:
@@ -185,6 +194,7 @@ def _py_spy() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--operation", choices=("append", "page"), default="append")
     parser.add_argument("--seconds", type=float, default=10.0, help="sampled seconds")
     parser.add_argument("--rate", type=int, default=250, help="samples per second")
     parser.add_argument("--postgres-url", default=postgres_admin_url())
@@ -193,11 +203,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     cpu_ms, calls, samples = measure(
-        args.postgres_url, args.seconds, args.rate, args.serve_pythonpath
+        args.postgres_url, args.operation, args.seconds, args.rate, args.serve_pythonpath
     )
     total = sum(samples.values())
-    print(f"{calls} appends, service CPU {cpu_ms:.3f} ms per append; {total} samples")
-    print("| layer | share of the samples | CPU ms per append |")
+    noun = "page" if args.operation == "page" else "append"
+    print(f"{calls} {noun}s, service CPU {cpu_ms:.3f} ms per {noun}; {total} samples")
+    print(f"| layer | share of the samples | CPU ms per {noun} |")
     print("| --- | --: | --: |")
     for layer in [name for name, _ in LAYERS] + [REST]:
         share = samples[layer] / total if total else 0.0
