@@ -1,11 +1,11 @@
 """``python -m bench.http_layers``: where the service's CPU per HTTP append or page goes.
 
 ``python -m bench --side-by-side`` gives the service's CPU per call; this splits it. It
-starts ``runtime-store serve`` with its defaults (one worker) on a database of its own,
+starts ``runtime-store serve`` with its defaults but one worker, on a database of its own,
 sends single appends (or reads pages of 100 records, ``--operation page``) one after
-another over one keep-alive connection, and samples the
-worker with ``py-spy`` (``pip install py-spy``; it reads the process's stacks from outside,
-so the service runs unchanged). Each sample of the worker's event-loop thread (where every
+another over one keep-alive connection, and samples the worker with ``py-spy`` (``pip
+install py-spy``; it reads the process's stacks from outside, so the service runs
+unchanged). Each sample of the worker's event-loop thread (where every
 request runs) goes to the layer of its innermost frame that names one; the layers' shares
 of the samples are scaled to the worker's CPU per call, read from ``/proc``. A sample
 is wall-clock time in that code, a C call's wait for the kernel included (the send of a
