@@ -3,7 +3,7 @@
 ``python -m bench --side-by-side`` gives the service's CPU per call; this splits it. It
 starts ``runtime-store serve`` with its defaults but one worker, on a database of its own,
 sends single appends (or reads pages of 100 records, ``--operation page``) one after
-another over one keep-alive connection, and samples the worker with ``py-spy`` (``pip
+another through ``HttpStore``, and samples the worker with ``py-spy`` (``pip
 install py-spy``; it reads the process's stacks from outside, so the service runs
 unchanged). Each sample of the worker's event-loop thread (where every
 request runs) goes to the layer of its innermost frame that names one; the layers' shares
@@ -32,8 +32,6 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
-
 from runtime_store_client import HttpStore
 from tests.contract.builders import T0, canceled_record, run_start, started_record
 
@@ -45,7 +43,7 @@ from .servers import (
     stop_service,
     tree_cpu_seconds,
 )
-from .workloads import PAYLOAD
+from .workloads import ordinary
 
 #: (layer, path fragments): a frame belongs to the first layer one of whose fragments its
 #: file path holds; a sample to the layer of its innermost frame that belongs to one.
@@ -96,39 +94,24 @@ class Caller:
     another, on a thread of their own."""
 
     def __init__(self, base_url: str, operation: str) -> None:
-        store = HttpStore(base_url)
+        self.store = HttpStore(base_url)
         self.run = run_start(run_id=f"layers-{os.getpid()}", session_id=f"layers-{os.getpid()}")
-        store.create_session(self.run.session_id, T0)
-        store.start_root_run(self.run, started_record(self.run), canceled_record(self.run))
-        self.client = httpx.Client(base_url=base_url)
+        self.store.create_session(self.run.session_id, T0)
+        self.store.start_root_run(self.run, started_record(self.run), canceled_record(self.run))
         self.operation = operation
         self.calls = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def _body(self, index: int) -> dict[str, object]:
-        run = self.run
-        record = {
-            "event_key": f"e{index}",
-            "run_id": run.run_id,
-            "agent_id": run.agent_id,
-            "session_id": run.session_id,
-            "type": "planner_note",
-            "payload": PAYLOAD.decode(),
-            "timestamp": "2026-01-01T00:00:10Z",
-        }
-        return {"record": record}
-
     def _loop(self) -> None:
-        url = f"/v1/runs/{self.run.run_id}/records"
+        store, run = self.store, self.run
         for index in range(PAGE if self.operation == "page" else 0):
-            self.client.post(url, json=self._body(-1 - index)).raise_for_status()
+            store.append_run_record(ordinary(run, f"page-{index}"))
         while not self._stop.is_set():
             if self.operation == "page":
-                answer = self.client.get(url, params={"cursor": "", "limit": PAGE})
+                store.list_run_records(run.run_id, "", PAGE)
             else:
-                answer = self.client.post(url, json=self._body(self.calls))
-            answer.raise_for_status()
+                store.append_run_record(ordinary(run, f"e{self.calls}"))
             self.calls += 1
 
     def start(self) -> None:
