@@ -13,21 +13,24 @@
 
 FROM python:3.11-slim AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PYTHONDONTWRITEBYTECODE=1
-RUN python -m venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH
+    PYTHONDONTWRITEBYTECODE=1 \
+    UV=/opt/uv/bin/uv
+# uv, pinned as in pyproject.toml, only in the builder: it installs from uv.lock.
+RUN python -m venv /opt/uv && /opt/uv/bin/pip install --no-cache-dir uv==0.13.10
 WORKDIR /src
-# The dependencies first, from the two pyproject.toml files only: this layer is rebuilt when
-# they change, not on every change of the code.
-COPY pyproject.toml README.md ./
+# The dependencies first, exactly as uv.lock pins them (hashes checked), from the lock and
+# the two pyproject.toml files only: this layer is rebuilt when they change, not on every
+# change of the code. scripts/install-service is what tests/install/ runs too.
+COPY pyproject.toml uv.lock README.md ./
 COPY clients/python/pyproject.toml clients/python/README.md ./clients/python/
-RUN python -c "import tomllib; print('\n'.join(d for f in ('pyproject.toml', 'clients/python/pyproject.toml') for d in tomllib.load(open(f, 'rb'))['project']['dependencies'] if not d.startswith('runtime-store')))" > requirements.txt \
-    && pip install --no-cache-dir -r requirements.txt
+COPY scripts/install-service ./scripts/
+RUN scripts/install-service dependencies /opt/venv
 COPY clients/python ./clients/python
 COPY alembic ./alembic
 COPY app ./app
-# A regular (non-editable) install: the wheel carries the migrations as app/_alembic.
-RUN pip install --no-cache-dir --no-deps ./clients/python .
+# Both wheels, built here and installed without their dependencies (the layer above): a
+# regular install, whose wheel carries the migrations as app/_alembic.
+RUN scripts/install-service wheels /opt/venv
 
 FROM python:3.11-slim
 ENV PATH=/opt/venv/bin:$PATH \

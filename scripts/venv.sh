@@ -1,16 +1,8 @@
-# Sourced by the scripts: create .venv when missing and install the project into it.
-# Re-installs only when a pyproject.toml changed since the last install. Says on stderr what
-# it does when it installs (the first run takes about a minute); quiet otherwise.
-python="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  echo "Setting up .venv (first run, about a minute) …" >&2
-  "$python" -m venv .venv
-fi
+# Sourced by the scripts: make .venv exactly what uv.lock pins (the service and the client
+# installed editable, the `dev` group), then activate it. `uv sync --locked` also refuses a
+# lock that no longer matches a pyproject.toml: `./scripts/lock` refreshes it. Quiet when
+# nothing changed (a tenth of a second); the first run takes about a minute.
+. scripts/uv.sh
+[ -x .venv/bin/python ] || echo "Setting up .venv from uv.lock (first run, about a minute) …" >&2
+"$UV" sync --locked --quiet
 . .venv/bin/activate
-stamp=.venv/.installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ clients/python/pyproject.toml -nt "$stamp" ]; then
-  echo "Installing runtime-store and its client into .venv …" >&2
-  python -m pip install --quiet --disable-pip-version-check -e ./clients/python -e '.[dev]'
-  touch "$stamp"
-  echo "Ready." >&2
-fi

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from app.storage.database.migrations import head_revision
+from tests.packaging import build_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
@@ -94,23 +95,7 @@ def test_hadolint_is_the_pinned_version() -> None:
 def test_service_wheel_carries_the_migrations_and_applies_them_without_the_checkout(
     tmp_path: Path,
 ) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-deps",
-            "--disable-pip-version-check",
-            str(ROOT),
-            "-w",
-            str(tmp_path / "dist"),
-        ],
-        check=True,
-        timeout=300,
-    )
-    (wheel,) = (tmp_path / "dist").glob("runtime_store-*.whl")
+    wheel = build_wheel(ROOT, tmp_path / "dist")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         archive.extractall(tmp_path / "site")
@@ -235,34 +220,23 @@ def test_copied_sources_exist_and_are_not_dockerignored() -> None:
     assert (ROOT / "clients" / "python" / "README.md").is_file()
 
 
-def test_dependencies_are_installed_before_the_code_is_copied() -> None:
-    """A change under app/ or alembic/ reuses the dependency layer."""
+def test_dependencies_are_installed_from_the_lock_before_the_code_is_copied() -> None:
+    """A change under app/ or alembic/ reuses the dependency layer, which installs what
+    uv.lock pins (scripts/install-service, as tests/install/ runs it)."""
     builder = _instructions()[: [k for k, _ in _instructions()].index("FROM", 1)]
     steps = [(keyword, arguments) for keyword, arguments in builder if keyword in ("COPY", "RUN")]
-    installs = [i for i, (k, a) in enumerate(steps) if k == "RUN" and "pip install" in a]
+    runs = [(i, a) for i, (k, a) in enumerate(steps) if k == "RUN"]
+    (dependencies,) = [i for i, a in runs if "scripts/install-service dependencies" in a]
+    (wheels,) = [i for i, a in runs if "scripts/install-service wheels" in a]
+    assert not [a for _, a in runs if "pip install" in a and "uv==" not in a]
     code = [
         i for i, (k, a) in enumerate(steps) if k == "COPY" and a.split()[0] in ("app", "alembic")
     ]
     assert code, "the builder copies app/ and alembic/"
-    assert installs[0] < min(code), "the dependencies are installed before the code is copied"
-    assert "-r requirements.txt" in steps[installs[0]][1]
-    copied_before = " ".join(a for k, a in steps[: installs[0]] if k == "COPY")
-    assert "pyproject.toml" in copied_before
-    assert "clients/python/pyproject.toml" in copied_before
-    assert "--no-deps" in steps[installs[-1]][1]
-
-
-def test_the_requirements_step_lists_every_dependency_but_our_own_packages(tmp_path: Path) -> None:
-    """Run the builder's requirements one-liner on the checkout's pyproject files."""
-    (command,) = [a for k, a in _instructions() if k == "RUN" and "requirements.txt" in a]
-    script = command.split(" > requirements.txt")[0]
-    done = subprocess.run(
-        ["sh", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
-    )
-    listed = done.stdout.splitlines()
-    assert any(line.startswith("fastapi") for line in listed)
-    assert any(line.startswith("httpx") for line in listed)
-    assert not any(line.startswith("runtime-store") for line in listed)
+    assert dependencies < min(code) < max(code) < wheels
+    copied_before = " ".join(a for k, a in steps[:dependencies] if k == "COPY")
+    for needed in ("uv.lock", "pyproject.toml", "clients/python/pyproject.toml"):
+        assert needed in copied_before, needed
 
 
 # --- the image, built and run ------------------------------------------------------------

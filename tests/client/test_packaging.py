@@ -4,33 +4,14 @@ the agent frameworks of its extras (docs/frameworks.md)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.packaging import ROOT, fresh_venv, install
 
 
 def test_client_installs_and_imports_in_a_venv_without_the_service(tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    # A venv without a pip of its own, installed into by this one's (``--python``): seeding
-    # pip into every fresh venv cost more CPU than the install itself.
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            str(ROOT / "clients/python"),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    python = fresh_venv(tmp_path / "venv")
+    install(python, str(ROOT / "clients/python"))
     probe = (
         "import importlib.util, runtime_store_client as c\n"
         "assert c.HttpStore and c.AsyncHttpStore and c.Store and c.RunStatus('completed')\n"

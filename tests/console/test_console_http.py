@@ -4,8 +4,6 @@ data path (the API's own answers, refusals included), and its files in the wheel
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import httpx
 from app.console.routes import CONTENT_SECURITY_POLICY
 from app.console.views import api_time
 from tests.console.conftest import OLD_SESSIONS, ROOT, World
+from tests.packaging import build_wheel
 
 PAGES = (
     "/console/sessions",
@@ -81,24 +80,7 @@ def test_untrusted_payloads_reach_the_page_as_escaped_text(world: World) -> None
 
 
 def test_console_templates_and_assets_ship_in_the_wheel(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--no-build-isolation",
-            "--wheel-dir",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("runtime_store-*.whl")
+    wheel = build_wheel(ROOT, tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     console = ROOT / "app" / "console"
     shipped = {

@@ -72,6 +72,7 @@ from .seeds import (
     SeedPage,
     SeedRecord,
 )
+from .times import utc_now
 from .transcript import (
     REPLAY_PAGE_SIZE,
     TRANSCRIPT_MESSAGES_APPENDED,
@@ -299,6 +300,7 @@ __all__ = [
     "planner_transcript_violations",
     "replay_run_log_events",
     "validate_bedrock",
+    "utc_now",
     "validate_planner_transcript",
 ]
 

@@ -151,6 +151,13 @@ def format_rfc3339(value: datetime) -> str:
     return minute + _SECONDS[utc.second] + _MILLISECONDS[utc.microsecond // 1000]
 
 
+def utc_now() -> datetime:
+    """The current time as a contract time: UTC, cut to whole milliseconds
+    (``datetime.now(UTC)`` has microseconds, which every store refuses)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond - now.microsecond % 1000)
+
+
 def to_epoch_millis(value: datetime) -> int:
     """Epoch milliseconds of an aware time; a sub-millisecond part is dropped, so check
     contract input with :func:`check_time` first (the store clock is cut on purpose)."""
