@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
-from .api.auth import AuthMode
+from .api.auth import Authenticate, AuthMode
 from .api.examples import add_request_examples
 from .api.live_tail import SharedReads, TailSettings
 from .api.middleware.body_depth import BodyDepthLimit
@@ -165,6 +165,8 @@ def _install_middleware(app: FastAPI, settings: Settings, observability: Observa
     app.add_middleware(OfflineRedocBundle)
     if settings.token_key is None:  # open: loopback Hosts only (DNS rebinding)
         app.add_middleware(HostCheck, allowed=allowed_names(settings.allowed_hosts))
+    # Who the caller is, before any body is read (app/api/auth).
+    app.add_middleware(Authenticate)
     # Outermost: request IDs, metrics and the access line, unexpected errors as problems,
     # the response headers; one layer, one ``send`` wrapper.
     app.add_middleware(Front, observer=observability.observer())
@@ -245,7 +247,11 @@ async def _services(
     )
     # Tokens are required exactly when a key is configured: every worker decides alike.
     key = settings.token_key.get_secret_value() if settings.token_key else None
-    app.state.auth = AuthMode(Tokens(calls_engine, key), required=key is not None)
+    app.state.auth = auth = AuthMode(
+        Tokens(calls_engine, key), app.state.calls, required=key is not None
+    )
+    if auth.required:
+        auth.identities.start()
     app.state.tail_settings = TailSettings(
         heartbeat_seconds=settings.tail_heartbeat_seconds, page_size=settings.page_max
     )
@@ -266,6 +272,7 @@ async def _services(
         for task in background:
             await asyncio.to_thread(task.stop)
         await notifications.stop()
+        await auth.identities.stop()
         app.state.calls.close()
         stop_watching()
         if service_engine is not None:

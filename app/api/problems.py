@@ -35,7 +35,6 @@ from runtime_store_client import (
 )
 from runtime_store_client.errors import PROBLEM_TITLES, STATUS_BY_CODE
 
-from .auth import refuse_unauthorized
 from .media_types import JSON, UNSUPPORTED_MEDIA_TYPE, UnsupportedMediaTypeError, refusal
 from .nosniff import NOSNIFF_NAME, NOSNIFF_VALUE
 from .request_id import request_id_of
@@ -180,7 +179,8 @@ def _encodable(value: Any) -> Any:
     return value
 
 
-def _store_error(request: Request, exc: Exception) -> JSONResponse:
+def store_error_response(request: Request, exc: Exception) -> JSONResponse:
+    """The problem answer of a ``StoreError``."""
     assert isinstance(exc, StoreError)
     extra: dict[str, Any] = {}
     if isinstance(exc, InvalidTranscriptError) and exc.violations:
@@ -210,12 +210,12 @@ def _store_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    refused = await refuse_unauthorized(request)
+    refused = _refusal(request)
     if refused is not None:
-        return _store_error(request, refused)
+        return store_error_response(request, refused)
     unsupported = _unsupported_media_type(request)
     if unsupported is not None:
-        return _store_error(request, unsupported)
+        return store_error_response(request, unsupported)
     run_id = _path_run_id(request)
     if body_too_deep(request):
         return problem_response(
@@ -234,6 +234,18 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(
         request, code=InvalidArgumentError.default_code, detail=detail, errors=errors, run_id=run_id
     )
+
+
+def _refusal(request: Request) -> StoreError | None:
+    """The auth refusal of a request whose body could not even be parsed, if any.
+
+    FastAPI parses the body before it runs the route's permission check: a request that
+    would be refused must be refused as such, not answered with a validation error that
+    reveals the API. No store call: the caller's identity is known before the body
+    (``app/api/auth``), whose ``AuthMode`` answers through ``app.state``.
+    """
+    refused: StoreError | None = request.app.state.auth.refusal(request)
+    return refused
 
 
 def _not_json(exc: RequestValidationError) -> str | None:
@@ -273,9 +285,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400:
         # FastAPI's "error parsing the body" (e.g. not UTF-8): a validation error like any.
-        refused = await refuse_unauthorized(request)
+        refused = _refusal(request)
         if refused is not None:
-            return _store_error(request, refused)
+            return store_error_response(request, refused)
         detail = f"invalid request body: {exc.detail}"
         if isinstance(exc.__cause__, RecursionError):  # a body the depth scan did not see
             detail = too_deep_detail()
@@ -331,6 +343,6 @@ def unexpected_problem(request: Request, exc: Exception) -> JSONResponse:
 def install_problem_handlers(app: FastAPI) -> None:
     """The handlers that answer every error with a problem (a body too deep for
     ``BodyDepthLimit`` included: ``_validation_error`` answers its refusal)."""
-    app.add_exception_handler(StoreError, _store_error)
+    app.add_exception_handler(StoreError, store_error_response)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

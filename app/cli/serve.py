@@ -60,7 +60,7 @@ def _check_settings(settings: Settings) -> None:
 
 def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
     """Check the auth setup before serving: tokens are required exactly when the token key
-    is set (app/api/auth.py); refuse a setup that would serve open by mistake, and store
+    is set (app/api/auth/); refuse a setup that would serve open by mistake, and store
     the bootstrap admin token."""
     from app.api.auth import tokens_without_key
     from app.storage.access.tokens import Tokens

@@ -8,7 +8,7 @@ leaked log or a secret scanner, and impossible to guess. Storage keeps only its 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
@@ -46,3 +46,16 @@ class TokenInfo:
     role: Role
     created_at: datetime
     revoked_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a request's token is: its name and role (what the access line shows and the
+    permission checks read) and the keyed hash it is stored under (never the token)."""
+
+    name: str
+    role: Role
+    digest: str = field(repr=False)
+
+    def may(self, permission: Permission) -> bool:
+        return permission in PERMISSIONS[self.role]

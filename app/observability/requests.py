@@ -155,6 +155,7 @@ class RequestObserver:
             return
         labels = self._labels(scope)
         state = scope.get("state") or {}
+        identity = scope.get("user")  # app.api.auth's Identity, when a token authenticated
         client = scope.get("client")
         method = scope["method"]
         fields: dict[str, Any] = {
@@ -164,8 +165,8 @@ class RequestObserver:
             "path": labels.path,
             "status": status,
             "duration_ms": round(seconds * 1000, 3),
-            "role": state.get("token_role"),
-            "token_name": state.get("token_name"),
+            "role": getattr(identity, "role", None),
+            "token_name": getattr(identity, "name", None),
             "client": client[0] if client else None,
         }
         if observation.exchange.code:

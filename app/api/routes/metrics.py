@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from typing import Annotated
 
 from fastapi import APIRouter, Request, Response, Security
-from fastapi.security import HTTPAuthorizationCredentials
 
-from app.api.auth import READ, bearer
+from app.api.auth import READ
 from app.observability.metrics import render
 
 router = APIRouter(include_in_schema=False)
@@ -28,14 +26,11 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def _may_scrape(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
-) -> None:
+async def _may_scrape(request: Request) -> None:
     client = request.client
     if request.app.state.metrics_open_to_loopback and client and _loopback(client.host):
         return
-    await READ.dependency.authorize(request, credentials)
+    READ.dependency.authorize(request)
 
 
 @router.get("/metrics", dependencies=[Security(_may_scrape)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.auth import READ, AuthMode
+from app.api.auth import READ, AuthMode, identity_of
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas.whoami import WhoamiBody
@@ -30,8 +30,10 @@ async def whoami(request: Request) -> Response:
     auth: AuthMode = request.app.state.auth
     if not auth.required:
         role, name, mode = Role.ADMIN, "", "open"
-    else:  # the READ check authenticated the token and noted its name and role
-        role, name, mode = Role(request.state.token_role), request.state.token_name, "tokens"
+    else:  # the READ check found the token's identity
+        identity = identity_of(request)
+        assert identity is not None
+        role, name, mode = identity.role, identity.name, "tokens"
     allowed = [permission for permission in Permission if permission in PERMISSIONS[role]]
     return respond(
         WhoamiBody.model_construct(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, Literal, TypeVar
 
 import sqlalchemy as sa
@@ -47,6 +47,14 @@ KeyCheck = Literal["match", "recorded", "unproven", "mismatch"]
 _ACTIVE = sa.select(sa.func.count()).where(api_tokens.c.revoked_at_ms.is_(None))
 
 _CHECK = sa.select(service_keys.c.secret).where(service_keys.c.name == KEY_CHECK_NAME)
+
+_ACTIVE_OF = sa.select(api_tokens.c.digest, api_tokens.c.name, api_tokens.c.role).where(
+    api_tokens.c.digest.in_(sa.bindparam("digests", expanding=True)),
+    api_tokens.c.revoked_at_ms.is_(None),
+)
+
+#: Digests asked for in one statement (far below either database's parameter limits).
+_DIGESTS_PER_READ: Final = 500
 
 _BY_NAME = sa.select(api_tokens.c.name).where(api_tokens.c.name == sa.bindparam("name"))
 
@@ -169,11 +177,20 @@ class Tokens:
 
         return self._uow.write(operation)
 
+    def digest(self, token: str) -> str | None:
+        """The keyed hash a token is stored under; ``None`` for a string that cannot be a
+        token (no key configured, or not ``rst_…``): nothing to look up."""
+        if self._key is None or not token.startswith(TOKEN_PREFIX):
+            return None
+        return self._digest(token)
+
     def authenticate(self, token: str) -> tuple[str, Role] | None:
         """The name and role of an active token, or ``None``."""
-        if not token.startswith(TOKEN_PREFIX) or self._key is None:
-            return None
-        digest = self._digest(token)
+        digest = self.digest(token)
+        return None if digest is None else self.identity_of(digest)
+
+    def identity_of(self, digest: str) -> tuple[str, Role] | None:
+        """The name and role of the active token stored under ``digest``, or ``None``."""
         row = self._answered(
             lambda tx: tx.conn.execute(
                 sa.select(api_tokens.c.name, api_tokens.c.role, api_tokens.c.digest).where(
@@ -186,6 +203,21 @@ class Tokens:
         if not self._check_stored:
             self._prove_key()
         return row.name, Role(row.role)
+
+    def active_of(self, digests: Sequence[str]) -> dict[str, tuple[str, Role]]:
+        """Of ``digests``, those of active tokens, with their names and roles: one read
+        for a whole cache's revalidation (``app/api/auth/identities.py``)."""
+
+        def operation(tx: Tx) -> dict[str, tuple[str, Role]]:
+            found: dict[str, tuple[str, Role]] = {}
+            for start in range(0, len(digests), _DIGESTS_PER_READ):
+                rows = tx.conn.execute(
+                    _ACTIVE_OF, {"digests": list(digests[start : start + _DIGESTS_PER_READ])}
+                )
+                found.update({row.digest: (row.name, Role(row.role)) for row in rows})
+            return found
+
+        return self._answered(operation)
 
     # --- the check value of the key ------------------------------------------------------
 
