@@ -5,6 +5,7 @@ process within the documented bound (``REVOCATION_BOUND_SECONDS``)."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +17,12 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 
-from app.api.auth import REVOCATION_BOUND_SECONDS, AuthMode
+from app.api.auth import REVALIDATE_SECONDS, REVOCATION_BOUND_SECONDS, AuthMode
 from app.domain.tokens import TOKEN_PREFIX, Role
 from app.main import create_app
 from app.settings import Settings
 from app.storage.access.tokens import Tokens
-from tests.api.wire_builders import assert_problem
+from tests.api.wire_builders import assert_problem, create_session, start_root
 from tests.conftest import LiveServer, forget_tokens, start_server, stop_server
 from tests.contract.builders import uid
 
@@ -212,3 +213,72 @@ def test_a_revoked_token_is_refused_by_every_process_within_the_bound(
         for server in servers:
             stop_server(server)
         forget_tokens(engine)
+
+
+#: A stream or wait notices a revoke at its next check after the revocation bound: the
+#: bound plus one revalidation period (docs/administration.md says 2 s).
+STREAM_BOUND_SECONDS = REVOCATION_BOUND_SECONDS + REVALIDATE_SECONDS
+
+
+@pytest.mark.postgres
+def test_a_revoked_tokens_live_tail_and_wait_end_within_the_bound_in_every_process(
+    postgres_url: str, postgres_engine: Engine, tmp_path: Path
+) -> None:
+    """A live tail open on one service process and a wait open on another, both with a
+    worker token: once the token is revoked the tail closes (its reconnect is refused
+    401) and the wait is refused 401, each within ``STREAM_BOUND_SECONDS``."""
+    registry = Tokens(postgres_engine, KEY)
+    admin = registry.create(uid("admin"), Role.ADMIN)
+    name = uid("worker")
+    worker = registry.create(name, Role.WORKER)
+    env = {"RUNTIME_STORE_TOKEN_KEY": KEY}
+    servers = [start_server(postgres_url, tmp_path / f"server-{i}.log", env=env) for i in range(2)]
+    ended: dict[str, float] = {}
+    outcome: dict[str, object] = {}
+    try:
+        with httpx.Client(base_url=servers[0].base_url, headers=_bearer(admin)) as http:
+            run = start_root(http, create_session(http))
+
+        def tail() -> None:
+            with httpx.stream(
+                "GET",
+                f"{servers[0].base_url}/v1/runs/{run.run_id}/records/stream",
+                headers=_bearer(worker),
+                timeout=30,
+            ) as stream:
+                outcome["tail_status"] = stream.status_code
+                outcome["tail_events"] = [line for line in stream.iter_lines() if line]
+            ended["tail"] = time.monotonic()
+
+        def wait() -> None:
+            answer = httpx.get(
+                f"{servers[1].base_url}/v1/runs/{run.run_id}/wait?timeout=30",
+                headers=_bearer(worker),
+                timeout=40,
+            )
+            outcome["wait"] = (answer.status_code, answer.json().get("code"))
+            ended["wait"] = time.monotonic()
+
+        threads = [threading.Thread(target=tail), threading.Thread(target=wait)]
+        for thread in threads:
+            thread.start()
+        time.sleep(1.5)  # both are open and idle (the run stays running)
+        assert not ended
+        registry.revoke(name)
+        revoked_at = time.monotonic()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert outcome["tail_status"] == 200
+        assert "event: end" not in outcome["tail_events"], outcome["tail_events"]
+        assert outcome["wait"] == (401, "unauthenticated")
+        # The client's own scheduling on a busy machine: half a second of room.
+        assert ended["tail"] - revoked_at < STREAM_BOUND_SECONDS + 0.5, ended
+        assert ended["wait"] - revoked_at < STREAM_BOUND_SECONDS + 0.5, ended
+        reconnect = httpx.get(
+            f"{servers[0].base_url}/v1/runs/{run.run_id}/records/stream", headers=_bearer(worker)
+        )
+        assert_problem(reconnect, 401, "unauthenticated")
+    finally:
+        for server in servers:
+            stop_server(server)
+        forget_tokens(postgres_engine)

@@ -2,7 +2,7 @@
 body; ``Identities``, the process's known tokens) and what each route needs (``READ``,
 ``WRITE``, ``ADMIN``)."""
 
-from .identities import REVOCATION_BOUND_SECONDS, Identities
+from .identities import REVALIDATE_SECONDS, REVOCATION_BOUND_SECONDS, Identities
 from .middleware import Authenticate
 from .permissions import (
     ADMIN,
@@ -12,12 +12,14 @@ from .permissions import (
     bearer,
     check,
     identity_of,
+    still_authorized,
     tokens_without_key,
 )
 
 __all__ = [
     "ADMIN",
     "READ",
+    "REVALIDATE_SECONDS",
     "REVOCATION_BOUND_SECONDS",
     "WRITE",
     "Authenticate",
@@ -26,5 +28,6 @@ __all__ = [
     "bearer",
     "check",
     "identity_of",
+    "still_authorized",
     "tokens_without_key",
 ]

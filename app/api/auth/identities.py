@@ -88,11 +88,19 @@ class Identities:
         self._keep(identity, now)
         return identity
 
-    def still_active(self, identity: Identity) -> bool:
-        """Whether ``identity`` is still trusted (not revoked as far as this process knows,
-        nor past its trust): a stream asks at each event and heartbeat, with no read."""
+    async def confirm(self, identity: Identity) -> bool:
+        """Whether ``identity``'s token is still active: what a stream or a wait asks as it
+        goes on (no read while its entry is trusted; else one read of that token)."""
         entry = self._entries.get(identity.digest)
-        return entry is not None and time.monotonic() - entry.proven_at < TRUSTED_SECONDS
+        now = time.monotonic()
+        if entry is not None and now - entry.proven_at < TRUSTED_SECONDS:
+            return True
+        found = await self._calls.unbound(self._tokens.identity_of, identity.digest)
+        if found is None:
+            self._entries.pop(identity.digest, None)
+            return False
+        self._keep(Identity(name=found[0], role=found[1], digest=identity.digest), now)
+        return True
 
     def _keep(self, identity: Identity, proven_at: float) -> None:
         self._entries[identity.digest] = _Entry(identity, proven_at)

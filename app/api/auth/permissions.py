@@ -116,6 +116,18 @@ class AuthMode:
         return None
 
 
+async def still_authorized(connection: HTTPConnection) -> bool:
+    """Whether a request that was let in may go on: its token not revoked since (open mode:
+    always). Streams and waits ask every ``REVALIDATE_SECONDS``, so a revoked token's
+    stream ends, and its wait is refused, within the revocation bound. ``UnavailableError``
+    when the database cannot say."""
+    auth: AuthMode = connection.app.state.auth
+    if not auth.required:
+        return True
+    identity = identity_of(connection)
+    return identity is not None and await auth.identities.confirm(identity)
+
+
 class _Authorize(HTTPBearer):
     """A route's permission check, as its one dependency.
 

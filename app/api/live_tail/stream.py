@@ -3,8 +3,9 @@ following its list from wake-up to wake-up (``open_stream``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
@@ -13,6 +14,7 @@ from fastapi import Header, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
 
+from app.api.auth import REVALIDATE_SECONDS, still_authorized
 from app.observability.metrics import LIVE_STREAMS, STREAMS_REFUSED
 from app.storage import Notifications, Subscription
 from runtime_store_client import (
@@ -66,16 +68,45 @@ class _Stream:
     shared: SharedReads
     safety_seconds: float
     outbox: Outbox
+    #: Whether the subscriber's token is still active (``still_authorized``).
+    authorized: Callable[[], Awaitable[bool]]
     #: Set by sse-starlette when the server shuts down: the stream ends cleanly, without
     #: ``end`` (the client reconnects to another worker).
     stop: anyio.Event = field(default_factory=anyio.Event)
+    #: The token was found revoked while the stream waited: it ends, without ``end``.
+    revoked: bool = False
 
     @property
     def stopping(self) -> bool:
         return self.stop.is_set() or self.subscription.closing
 
     async def wait(self, seconds: float) -> int:
-        return await self.subscription.wait(seconds, self.stop.wait())
+        """Until woken, ``seconds``, or the server stops; meanwhile the token is confirmed
+        every ``REVALIDATE_SECONDS`` (``revoked`` once it is not), so an idle stream of a
+        revoked token ends within the revocation bound."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while True:
+            step = max(0.0, min(deadline - loop.time(), REVALIDATE_SECONDS))
+            need = await self.subscription.wait(step, self.stop.wait())
+            if self.subscription.was_woken or self.stopping or loop.time() >= deadline:
+                return need
+            try:
+                if not await self.authorized():
+                    self.revoked = True
+                    return need
+            except UnavailableError:  # confirmed before anything is sent (``may_send``)
+                continue
+
+    async def may_send(self) -> bool:
+        """Whether events may go to the subscriber: its token confirmed active, waiting out
+        a database that cannot say; ``False`` once revoked (or the server stops)."""
+        while not self.stopping:
+            try:
+                return await self.authorized()
+            except UnavailableError:
+                await self.subscription.wait(_UNAVAILABLE_RETRY_SECONDS, self.stop.wait())
+        return False
 
     async def read(self, cursor: str, need: int) -> Chunk | None:
         """The page after ``cursor`` from a read started at generation ``need`` or later,
@@ -100,6 +131,10 @@ async def _follow(stream: _Stream, first: Chunk) -> AsyncIterator[bytes | Server
     chunk: Chunk | None = first
     try:
         while chunk is not None:
+            # A revoked token's stream closes without ``end``: the client's reconnect is
+            # then refused 401, so it learns why.
+            if chunk.events and not await stream.may_send():
+                return
             for event in chunk.events:
                 yield event
             if chunk.final is not None:
@@ -108,6 +143,8 @@ async def _follow(stream: _Stream, first: Chunk) -> AsyncIterator[bytes | Server
             need = stream.subscription.woken
             if not chunk.more:
                 need = await stream.wait(stream.safety_seconds)
+                if stream.revoked:
+                    return
             # Only as fast as the client reads: no page read while it has not taken the
             # last one.
             await stream.outbox.drained(lambda: stream.stopping)
@@ -162,6 +199,7 @@ async def open_stream(
         shared,
         hub.safety_seconds,
         Outbox.of_current_request(),
+        lambda: still_authorized(request),
     )
     try:
         # Subscribed and listening before this first read, so no commit can fall between

@@ -15,14 +15,15 @@ from typing import Annotated, Final
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.api.auth import READ
+from app.api.auth import READ, REVALIDATE_SECONDS, still_authorized
 from app.api.deps import JsonFloat, RunIdPath, services
 from app.api.problem_docs import problems
 from app.api.render import respond
 from app.api.schemas.runs import RunMetaBody
 from app.observability.metrics import STREAMS_REFUSED
-from app.storage import Notifications
+from app.storage import Notifications, Subscription
 from runtime_store_client import (
+    AuthError,
     InvalidArgumentError,
     RunMeta,
     RunNotFoundError,
@@ -45,6 +46,20 @@ def _answer(meta: RunMeta, *, timed_out: bool) -> Response:
     if timed_out:
         response.headers[WAIT_HEADER] = "timeout"
     return response
+
+
+async def _wait_authorized(request: Request, subscription: Subscription, seconds: float) -> None:
+    """Until the run's subscription is woken or ``seconds`` pass, confirming the token every
+    ``REVALIDATE_SECONDS``: a revoked token's wait is refused (401) within the revocation
+    bound, not answered later."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        await subscription.wait(max(0.0, min(deadline - loop.time(), REVALIDATE_SECONDS)))
+        if subscription.was_woken or loop.time() >= deadline:
+            return
+        if not await still_authorized(request):
+            raise AuthError("the bearer token was revoked while the wait went on")
 
 
 @router.get(
@@ -105,6 +120,6 @@ async def wait_for_run(
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return _answer(meta, timed_out=True)
-            await subscription.wait(min(remaining, hub.safety_seconds))
+            await _wait_authorized(request, subscription, min(remaining, hub.safety_seconds))
     finally:
         subscription.close()

@@ -33,6 +33,8 @@ class Subscription:
         self._event = asyncio.Event()
         #: The hub's ``generation`` when this subscription was last woken.
         self.woken = 0
+        #: Whether the last ``wait`` ended because the subscription was woken.
+        self.was_woken = False
 
     def wake(self) -> None:
         self.woken = self._hub.generation
@@ -54,7 +56,8 @@ class Subscription:
             # Both waits are cancelled and awaited however this ends: a stream whose client
             # left is cancelled right here.
             await first_of(timeout, self._event.wait(), stop)
-        woken = self.woken if self._event.is_set() else self._hub.generation
+        self.was_woken = self._event.is_set()
+        woken = self.woken if self.was_woken else self._hub.generation
         self._event.clear()
         return woken
 
