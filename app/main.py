@@ -224,7 +224,7 @@ async def _services(
         records=settings.max_transcript_records, payload_bytes=settings.max_transcript_bytes
     )
 
-    def store_over(engine: Engine, replicas: list[Engine]) -> SqlStore:
+    def store_over(engine: Engine, replicas: list[Engine], *, counted: bool = False) -> SqlStore:
         return SqlStore(
             engine,
             page_max=settings.page_max,
@@ -236,11 +236,12 @@ async def _services(
             webhooks=WebhookConfig(allowed_hosts=tuple(settings.webhook_allowed_hosts)),
             read_engines=replicas,
             replica_max_lag_seconds=settings.replica_max_lag_seconds,
+            counts_primary_reads=counted,
         )
 
     store = app.state.store = store_over(calls_engine, [e.sync_engine for e in read_engines])
     blocking = app.state.blocking_store = (
-        store if service_engine is None else store_over(engine, [])
+        store if service_engine is None else store_over(engine, [], counted=bool(read_engines))
     )
     stop_watching = observability.watch(
         calls_engine, store, pool_size=settings.db_pool_size, max_overflow=DB_POOL_OVERFLOW

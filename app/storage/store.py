@@ -85,15 +85,23 @@ class SqlStore(counts.Counts, SeedMethods, WebhookMethods):
         webhooks: WebhookConfig | None = None,
         read_engines: Sequence[Engine] = (),
         replica_max_lag_seconds: float = 1.0,
+        counts_primary_reads: bool = False,
         group_commit: bool = True,
         require_seeds: bool = False,
     ) -> None:
         """``fast_path=False``: no SQL function of ``fast_path/`` is called;
         ``group_commit=False``: concurrent appends are not combined (fast_path/group_commit.py);
         ``read_engines``: streaming replicas that may serve HTTP reads (database/replicas.py);
+        ``counts_primary_reads``: without read engines, its HTTP reads still count as the
+        primary's in the metrics (a second store beside one with replicas);
         ``require_seeds``: every start must attach a published seed (15.5)."""
         uow = UnitOfWork(engine, clock=clock, attempts=attempts, fast_path=fast_path)
-        uow.replicas = replica_set(engine, read_engines, max_lag_seconds=replica_max_lag_seconds)
+        uow.replicas = replica_set(
+            engine,
+            read_engines,
+            max_lag_seconds=replica_max_lag_seconds,
+            counted=counts_primary_reads,
+        )
         self._clock = clock
         self._ctx = Context(
             uow=uow,

@@ -217,3 +217,18 @@ def test_a_read_directly_after_each_write_kind_sees_it_with_replay_paused(
         assert pair.replayed() == behind, "the standby replayed while paused"
         assert client.position is not None
     assert at(1) > T0
+
+
+def test_a_transcript_read_is_counted_among_the_reads_served(
+    replicated: ReplicatedService,
+) -> None:
+    """``GET /v1/runs/{id}/transcript`` runs on the service's blocking store (a heavy call):
+    its read is counted in ``runtime_store_db_reads_served_total`` like every other."""
+    base = replicated.server.base_url
+    with HttpStore(base) as client:
+        root = run_start(session_id=new_session(client).id)
+        client.start_root_run(root, started_record(root), canceled_record(root))
+        before = sum(reads_served(base).values())
+        answer = httpx.get(f"{base}/v1/runs/{root.run_id}/transcript")
+        assert answer.status_code == 200, answer.text
+        assert sum(reads_served(base).values()) > before

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -234,7 +235,7 @@ def test_a_revoked_tokens_live_tail_and_wait_end_within_the_bound_in_every_proce
     env = {"RUNTIME_STORE_TOKEN_KEY": KEY}
     servers = [start_server(postgres_url, tmp_path / f"server-{i}.log", env=env) for i in range(2)]
     ended: dict[str, float] = {}
-    outcome: dict[str, object] = {}
+    outcome: dict[str, Any] = {}
     try:
         with httpx.Client(base_url=servers[0].base_url, headers=_bearer(admin)) as http:
             run = start_root(http, create_session(http))

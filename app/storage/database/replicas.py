@@ -338,12 +338,34 @@ def probe(url: str) -> Probed:
     return Probed(database, OK, "")
 
 
+class PrimaryReads:
+    """The reads of a store with no replica of its own beside a store with replicas (the
+    service's blocking store: transcripts, exports): the primary serves each, and a routed
+    HTTP read is counted as the primary's, as ``ReplicaSet.serve`` counts it."""
+
+    def serve(
+        self,
+        operation: Callable[[T], R],  # noqa: ARG002
+        at_least: int,  # noqa: ARG002
+        run_on: Callable[[Callable[[T], R], Replica], R],  # noqa: ARG002
+    ) -> R | object:
+        request = current()
+        if request is not None and request.routed:
+            metrics.read_served(PRIMARY)
+        return NOT_SERVED
+
+
 def replica_set(
-    primary: Engine, replicas: Sequence[Engine], *, max_lag_seconds: float
-) -> ReplicaSet | None:
-    """The replica set of a store on ``primary``; ``None`` without replicas."""
+    primary: Engine,
+    replicas: Sequence[Engine],
+    *,
+    max_lag_seconds: float,
+    counted: bool = False,
+) -> ReplicaSet | PrimaryReads | None:
+    """The replica set of a store on ``primary``; without replicas ``None``, or with
+    ``counted`` a ``PrimaryReads`` (its reads counted as the primary's)."""
     if not replicas:
-        return None
+        return PrimaryReads() if counted else None
     if primary.dialect.name != "postgresql":
         raise ValueError("read replicas need a PostgreSQL primary")
     return ReplicaSet(primary, replicas, max_lag_seconds=max_lag_seconds)

@@ -74,7 +74,7 @@ class UnitOfWork:
         #: in-process wake-ups. Called on the writing thread, after the commit.
         self.committed: Callable[[set[tuple[str, str]]], None] | None = None
         #: Read replicas (CONTRACT.md 14); ``None``: the primary serves everything.
-        self.replicas: replicas.ReplicaSet | None = None
+        self.replicas: replicas.ReplicaSet | replicas.PrimaryReads | None = None
 
     def write(self, operation: Callable[[Tx], T]) -> T:
         """Run a write: on SQLite it holds the write lock from its first statement."""
