@@ -201,7 +201,8 @@ def check_subscription_url(url: str, allowed_hosts: Iterable[str], resolve: Reso
         raise InvalidArgumentError(
             f"url host {target.host!r} resolves to an address webhooks may not reach "
             f"({', '.join(refused)}): loopback, private, link-local and unspecified hosts "
-            "need RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS"
+            "must be listed in RUNTIME_STORE_WEBHOOK_ALLOWED_HOSTS, a setting of the service "
+            "(set it where `runtime-store serve` runs and restart it)"
         )
     return target
 

@@ -215,8 +215,11 @@ def test_a_subscription_to_a_loopback_host_is_refused_without_the_allow_list(
             "http://169.254.169.254/latest/meta-data",
             "http://0.0.0.0/hook",
         ):
-            with pytest.raises(InvalidArgumentError):
+            with pytest.raises(InvalidArgumentError) as refused:
                 store.create_webhook(url, ["run.finished"])
+            # Says where the allow-list is set: the service's environment, not the caller's.
+            assert "a setting of the service" in refused.value.message
+            assert "restart" in refused.value.message
         assert not {hook.url for hook in store.list_webhooks()} & {"http://localhost/hook"}
         assert all("127.0.0.2" not in hook.url for hook in store.list_webhooks())
 

@@ -36,7 +36,7 @@ from tests.api.wire_builders import (
     suspension_body,
     unchanged,
 )
-from tests.conftest import LiveServer, start_server, stop_server
+from tests.conftest import LiveServer, free_port, start_server, stop_server
 from tests.contract.builders import run_start, uid
 
 KEY = "test-token-key"
@@ -202,7 +202,8 @@ def test_serve_refuses_a_public_address_without_a_token_key_unless_insecure(
     upgrade_schema(url)
     result = CliRunner().invoke(
         cli,
-        ["serve", "--host", "0.0.0.0", "--no-migrate"],
+        # A free port: the check must not depend on 8000 (the README's server) being free.
+        ["serve", "--host", "0.0.0.0", "--port", str(free_port()), "--no-migrate"],
         env={"RUNTIME_STORE_DATABASE_URL": url, "RUNTIME_STORE_TOKEN_KEY": None},
     )
     assert result.exit_code == 2
