@@ -47,7 +47,7 @@ README = ROOT / "README.md"
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
 #: Run once when the shell starts: curl fails (and says why) on an HTTP error.
-SHELL_PRELUDE = 'set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; echo; }\n'
+SHELL_PRELUDE = 'set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n'
 MAX_SKIPPED = 3
 #: What a new login shell has: the system's PATH, no virtual environment, no settings.
 FRESH_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -202,14 +202,45 @@ def _text(output: str | bytes | None) -> str:
     return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
+#: Python's interactive prompt, fed a file line by line as a paste types it: a blank line
+#: ends the statement being typed (so one inside an indented body cuts it short). Exit
+#: status 1 when any statement raised or did not compile.
+PASTE = """
+import code, sys
+
+class Paste(code.InteractiveConsole):
+    failed = False
+
+    def showtraceback(self):
+        self.failed = True
+        super().showtraceback()
+
+    def showsyntaxerror(self, filename=None, **kwargs):
+        self.failed = True
+        super().showsyntaxerror(filename, **kwargs)
+
+    def runcode(self, code):
+        if not DRY:
+            super().runcode(code)
+
+DRY = sys.argv[2:] == ["--dry"]
+console = Paste()
+for line in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    console.push(line)
+console.push("")
+sys.exit(1 if console.failed else 0)
+"""
+
+
 def run_python_block(clone: Clone, block: Block, code: str, scratch: Path, home: Path) -> None:
-    """One Python block in an interpreter of its own, as pasted into a new ``python``."""
-    where = f"README.md line {block.line} (python)"
+    """One Python block in an interpreter of its own, pasted into its prompt line by line
+    as a reader pastes it into a new ``python``."""
+    where = f"README.md line {block.line} (python, pasted)"
     script = scratch / f"block-{block.line}.py"
     script.write_text(code)
     try:
         done = subprocess.run(
-            [str(clone.path / ".venv" / "bin" / "python"), str(script)],
+            [str(clone.path / ".venv" / "bin" / "python"), "-c", PASTE, str(script)],
             cwd=clone.path,
             env=python_environment(clone, home),
             stdin=subprocess.DEVNULL,
@@ -296,6 +327,28 @@ def test_every_readme_block_runs_on_a_fresh_clone_twice(clone: Clone, tmp_path: 
     with HttpStore(clone.server.base_url) as store:
         running = store.search_runs(statuses=[RunStatus.RUNNING])
     assert [run.run_id for run in running.runs] == [], "the README leaves runs running"
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/guide.md", "docs/frameworks.md"])
+def test_every_python_block_can_be_pasted_into_the_interactive_prompt(
+    document: str, tmp_path: Path
+) -> None:
+    """A reader pastes a block into ``python``: no blank line may end an indented body
+    before its end (each block compiled statement by statement as the prompt reads it;
+    nothing runs)."""
+    for block in readme_blocks((ROOT / document).read_text()):
+        if block.lang != "python":
+            continue
+        script = tmp_path / f"block-{block.line}.py"
+        script.write_text(block.code)
+        done = subprocess.run(
+            [sys.executable, "-c", PASTE, str(script), "--dry"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, f"{document} line {block.line}:\n{done.stderr}"
 
 
 def test_the_readme_uses_times_near_now() -> None:
