@@ -79,6 +79,12 @@ def test_every_variable_the_code_reads_is_in_the_reference_or_not_a_setting() ->
     assert "RUNTIME_STORE_URL" in documented
 
 
+def test_every_variable_of_the_tests_and_benchmarks_is_in_the_development_guide() -> None:
+    guide = (ROOT / "docs" / "development.md").read_text()
+    missing = [name for name in NOT_SETTINGS if f"`{name}" not in guide]
+    assert missing == []
+
+
 def test_the_reference_gives_each_variable_its_default_and_value() -> None:
     rows = {row.name: row for row in variables()}
     assert rows["RUNTIME_STORE_DATABASE_URL"].default == "`sqlite:///./runtime-store.db`"
