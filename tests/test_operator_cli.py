@@ -219,6 +219,9 @@ def test_a_missing_or_weak_token_is_one_line_and_exit_1(tmp_path: Path) -> None:
         code, _, err = run_cli(server, "sessions", "purge", "s-1", "--yes", "--token", reader)
         assert code == EXIT_REFUSED
         assert err.startswith("error: permission_denied")
+        # The token is valid: it is told which role the command needs, not that it is none.
+        assert "needs a token of the admin role" in err
+        assert "not an active token" not in err
     finally:
         stop_server(server)
 

@@ -148,6 +148,12 @@ def _service(url: str, token: str | None, deadline: float = 10.0) -> Iterator[Ht
             ) from None
         raise _fail(f"{exc.code}: {exc.message} ({url})", EXIT_UNREACHABLE) from None
     except AuthError as exc:
+        if exc.code == "permission_denied":  # a valid token whose role is too low
+            raise _fail(
+                f"{exc.code}: {exc.message}: pass a token of that role with --token or "
+                f"{TOKEN_ENV}",
+                EXIT_REFUSED,
+            ) from None
         fix = (
             f"pass --token or set {TOKEN_ENV} (`runtime-store tokens create` makes one)"
             if token is None
