@@ -7,8 +7,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import side_by_side
+from . import auth, side_by_side
 from .config import PARTS, Config, postgres_admin_url
+from .report import Report
 from .run import run
 from .servers import postgres_answers
 from .workloads import WORKLOADS
@@ -68,10 +69,14 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
         "--parts", help=f"parts to run, comma-separated (default all: {','.join(PARTS)})"
     )
     parser.add_argument(
-        "--output", type=Path, help="JSON results path (default bench/results/<time>.json)"
+        "--output",
+        type=Path,
+        help="JSON results path (default bench/results/<time>-<auth>.json; with --auth both "
+        "one file per mode, named <stem>-tokens and <stem>-open)",
     )
+    auth.add_argument(parser, both=True)
     args = parser.parse_args(argv)
-    config = _mode(parser, args)
+    config = replace(_mode(parser, args), auth=args.auth)
     if args.duration is not None:
         config = replace(config, duration=args.duration)
     if args.warmup is not None:
@@ -94,19 +99,45 @@ def parse(argv: list[str]) -> tuple[Config, Path | None]:
     return config, args.output
 
 
+def sittings(config: Config) -> list[Config]:
+    """What one invocation runs: ``config``, or for ``--auth both`` a sitting in each mode."""
+    if config.auth != "both":
+        return [config]
+    return [replace(config, auth=mode) for mode in auth.MODES]
+
+
+def output_path(output: Path | None, config: Config, several: bool) -> Path | None:
+    if output is None or not several:
+        return output
+    return output.with_name(f"{output.stem}-{config.auth}{output.suffix}")
+
+
 def main(argv: list[str] | None = None) -> int:
     config, output = parse(sys.argv[1:] if argv is None else argv)
     problem = postgres_answers(config.postgres_url)
     if problem is not None:
         print(f"PostgreSQL does not answer at {config.postgres_url}: {problem}", file=sys.stderr)
         return 2
-    report, path = run(config, output)
-    print(report.text())
-    if side_by_side.asked(config):
-        print("\nside by side (ratios to the raw floor of the same sitting):\n")
-        print(side_by_side.table(report.rows))
-    print(f"\nresults written to {path}")
-    errors = sum(row.errors for row in report.rows)
+    planned = sittings(config)
+    reports: dict[str, Report] = {}
+    for sitting in planned:
+        report, path = run(sitting, output_path(output, sitting, len(planned) > 1))
+        reports[sitting.auth] = report
+        print(report.text())
+        if side_by_side.asked(sitting):
+            print(
+                f"\nside by side, {auth.describe(sitting.auth)}; ratios to the raw floor of "
+                "the same sitting:\n"
+            )
+            print(side_by_side.table(report.rows))
+        print(f"\nresults written to {path}")
+    if len(reports) > 1:
+        print(
+            "\ntokens against open: HTTP cells of the grid, each mode a sitting of its own, "
+            "one after the other:\n"
+        )
+        print(side_by_side.auth_table(reports["tokens"].rows, reports["open"].rows))
+    errors = sum(row.errors for report in reports.values() for row in report.rows)
     if errors:
         print(f"{errors} operations failed: see the notes column", file=sys.stderr)
         return 1

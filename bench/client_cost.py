@@ -5,14 +5,16 @@ bench --side-by-side``). This isolates the client's part: ``HttpStore`` calls an
 an ``httpx.MockTransport`` (no socket, no server), timed with the calling thread's CPU
 clock, for the stores' own httpx client (``runtime_store_client.http._lean``: no cookie
 jar, each path joined to the base URL once) and for a plain ``httpx.Client`` given the
-same hooks, as the stores used before. Rounds alternate the two, so a drifting machine
-shows in both columns.
+same hooks, as the stores used before. Both send a token's ``Authorization`` header, as
+against a service that requires tokens (``--auth open``: none). Rounds alternate the two,
+so a drifting machine shows in both columns.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import time
 from collections.abc import Callable
 from typing import Final
@@ -21,9 +23,11 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from app.domain.tokens import TOKEN_PREFIX
 from runtime_store_client import HttpStore
 from tests.contract.builders import T0, record, run_start
 
+from . import auth
 from .workloads import payload
 
 BASE: Final = "http://127.0.0.1:9"
@@ -54,15 +58,16 @@ def _answer(request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, content=body, headers={"content-type": "application/json"})
 
 
-def stores() -> dict[str, HttpStore]:
+def stores(token: str | None) -> dict[str, HttpStore]:
     """The store as shipped ("lean") and the same store over a plain ``httpx.Client``."""
-    lean = HttpStore(BASE, httpx_args={"transport": httpx.MockTransport(_answer)})
-    plain = HttpStore(BASE)
+    lean = HttpStore(BASE, token=token, httpx_args={"transport": httpx.MockTransport(_answer)})
+    plain = HttpStore(BASE, token=token)
     shipped = lean._client.get_httpx_client()
     plain._client.set_httpx_client(
         httpx.Client(
             base_url=BASE,
             event_hooks=shipped.event_hooks,
+            headers=shipped.headers,
             timeout=shipped.timeout,
             transport=httpx.MockTransport(_answer),
         )
@@ -91,10 +96,11 @@ def _calls(kind: str, count: int) -> Callable[[HttpStore], None]:
 KINDS: Final = ("append_run_record (1 KB)", "load_run")
 
 
-def measure(calls: int, rounds: int) -> dict[tuple[str, str], list[float]]:
-    """Microseconds of the calling thread's CPU per call, per (kind, client), each round."""
+def measure(calls: int, rounds: int, mode: str) -> dict[tuple[str, str], list[float]]:
+    """Microseconds of the calling thread's CPU per call, per (kind, client), each round;
+    ``mode`` ``tokens``: with a token's header (of the real shape; no server sees it)."""
     figures: dict[tuple[str, str], list[float]] = {}
-    made = stores()
+    made = stores(TOKEN_PREFIX + secrets.token_urlsafe(32) if mode == "tokens" else None)
     try:
         for kind in KINDS:
             run = _calls(kind, calls)
@@ -116,10 +122,14 @@ def main(argv: list[str] | None = None) -> dict[tuple[str, str], list[float]]:
     parser = argparse.ArgumentParser(prog="python -m bench.client_cost", description=__doc__)
     parser.add_argument("--calls", type=int, default=3000, help="calls per kind and round")
     parser.add_argument("--rounds", type=int, default=5)
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
     started = time.strftime("%H:%M UTC", time.gmtime())
-    figures = measure(args.calls, args.rounds)
-    table = Table(title=f"Client CPU per call, no server, {args.calls} calls a round ({started})")
+    figures = measure(args.calls, args.rounds, args.auth)
+    table = Table(
+        title=f"Client CPU per call, no server, auth {args.auth}, {args.calls} calls a round "
+        f"({started})"
+    )
     table.add_column("call")
     table.add_column("client")
     table.add_column("µs per call, each round", justify="right")

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .auth import mode_of
+
 Key = tuple[str, str, int]
 
 
@@ -25,8 +27,10 @@ def compare(old_path: Path, new_path: Path) -> str:
     old_meta, old = _rows(old_path)
     new_meta, new = _rows(new_path)
     lines = [
-        f"old: {old_path.name} (commit {old_meta.get('git_commit', '?')[:10]})",
-        f"new: {new_path.name} (commit {new_meta.get('git_commit', '?')[:10]})",
+        f"old: {old_path.name} (commit {old_meta.get('git_commit', '?')[:10]}, "
+        f"auth {mode_of(old_meta)})",
+        f"new: {new_path.name} (commit {new_meta.get('git_commit', '?')[:10]}, "
+        f"auth {mode_of(new_meta)})",
         "",
         "| operation | backend | workers | ops/s old | ops/s new | change | p99 ms old | "
         "p99 ms new |",

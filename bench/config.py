@@ -73,6 +73,10 @@ class Config:
     #: Ended sessions a retention sweep purges (11.4), and the records of each.
     retention_sessions: int = 10_000
     retention_records: int = 100
+    #: How every service of the run authenticates (``bench/auth.py``): ``tokens`` (required,
+    #: as production serves) or ``open``; ``both``: ``python -m bench`` measures the run
+    #: once in each mode and compares them.
+    auth: str = "tokens"
 
     @staticmethod
     def default(postgres_url: str, server_workers: int = 0) -> Config:

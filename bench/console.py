@@ -11,7 +11,8 @@ shell's request and then each of its fragments' requests (in sequence, where a b
 fetches them together, so an upper bound), each to its last byte. Every page is read once
 per round, ``repeats`` rounds after ``WARM_READS``; rows are ``console <page> @<scale>``
 with the p95 in the note. Target: every page under 300 ms at the 95th percentile with
-1M runs (the service in open mode: with tokens each API call adds a token look-up).
+1M runs. With tokens required (the run's default) every request sends the worker token, as
+the console's script sends the tab's (each API call then adds a token look-up).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from tests.contract.builders import (
 )
 
 from . import servers
+from .auth import Auth, Tokens, headers
 from .config import Config
 from .pages import scale_label
 from .report import Row, percentile
@@ -197,10 +199,11 @@ def _record(run: RunStart, key: str, type: str, payload: Any, at: datetime) -> R
     )
 
 
-def seed_probe(base_url: str) -> None:
+def seed_probe(base_url: str, tokens: Tokens) -> None:
     """The probe session through the service: a failed run with its records, children."""
-    with HttpStore(base_url, timeout=60) as store:
-        store.create_session(PROBE_SESSION, T0)
+    with HttpStore(base_url, token=tokens.admin, timeout=60) as admin:
+        admin.create_session(PROBE_SESSION, T0)  # an admin-only call
+    with HttpStore(base_url, token=tokens.worker, timeout=60) as store:
         run = run_start(run_id=PROBE_RUN, agent_id="planner", session_id=PROBE_SESSION)
         store.start_root_run(run, started_record(run), canceled_record(run))
         for number in range(PROBE_CHILDREN):
@@ -246,13 +249,15 @@ def _get(client: httpx.Client, url: str) -> float:
     return elapsed
 
 
-def measure(base_url: str, console_pages: list[ConsolePage], repeats: int) -> dict[str, Any]:
+def measure(
+    base_url: str, token: str | None, console_pages: list[ConsolePage], repeats: int
+) -> dict[str, Any]:
     """Per page: every round's total and each request's times, in seconds."""
     totals: dict[str, list[float]] = {page.name: [] for page in console_pages}
     parts: dict[str, dict[str, list[float]]] = {
         page.name: {url: [] for url in page.urls} for page in console_pages
     }
-    with httpx.Client(base_url=base_url, timeout=60) as client:
+    with httpx.Client(base_url=base_url, timeout=60, headers=headers(token)) as client:
         for page in console_pages:
             for _ in range(WARM_READS):
                 for url in page.urls:
@@ -273,7 +278,7 @@ def _ms(values: list[float], fraction: float) -> float:
 
 
 def run_console(
-    config: Config, workdir: Path, log: Callable[[str], None]
+    config: Config, auth: Auth, workdir: Path, log: Callable[[str], None]
 ) -> tuple[list[Row], dict[str, Any]]:
     """Rows of every page on each database at the largest search scale, and a summary
     (p50 and p95 of each page and of each of its requests) for the targets."""
@@ -293,11 +298,11 @@ def run_console(
             log(f"console: loaded {scale_label(runs)} runs on {name} in {seconds:.1f} s")
             url = engine.url.render_as_string(hide_password=False)
             service = servers.start_service(
-                f"console-{name}", url, Path(logs), config.server_workers
+                f"console-{name}", url, Path(logs), config.server_workers, auth=auth
             )
             try:
-                seed_probe(service.base_url)
-                measured = measure(service.base_url, console_pages, repeats)
+                seed_probe(service.base_url, service.tokens)
+                measured = measure(service.base_url, service.tokens.worker, console_pages, repeats)
             finally:
                 servers.stop_service(service)
             backend = f"http/{name}"

@@ -35,6 +35,7 @@ from runtime_store_client import HttpStore, RunStart, RunStatus, Store
 from tests.contract.builders import canceled_record, run_start, started_record, terminal_record
 
 from . import servers
+from .auth import NO_TOKENS, Tokens, headers
 from .config import Config
 from .report import Row, percentile
 from .targets import Target
@@ -93,11 +94,16 @@ class WaitSamples:
     terminal: list[float]
 
 
-def measure_wait(base_url: str, waits: int, warmup: int) -> WaitSamples:
+def measure_wait(base_url: str, waits: int, warmup: int, tokens: Tokens = NO_TOKENS) -> WaitSamples:
+    """``tokens``: what the service requires (none: it serves open)."""
     found = WaitSamples([], [], [])
-    with HttpStore(base_url) as store, httpx.Client(base_url=base_url, timeout=70) as waiter:
+    with (
+        HttpStore(base_url, token=tokens.worker) as store,
+        httpx.Client(base_url=base_url, timeout=70, headers=headers(tokens.worker)) as waiter,
+    ):
         session = new_prefix("wait")
-        store.create_session(session, run_start().started_at)
+        with HttpStore(base_url, token=tokens.admin) as admin:
+            admin.create_session(session, run_start().started_at)  # an admin-only call
         for n in range(warmup + waits):
             run = _start(store, session)
             answer: dict[str, Any] = {}
@@ -244,7 +250,8 @@ def run_delivery(
     rows: list[Row] = []
     for name, service in services.items():
         log(f"wait answer on {name}: {size.waits} waits")
-        rows += wait_rows(name, measure_wait(service.base_url, size.waits, size.warmup_waits))
+        samples = measure_wait(service.base_url, size.waits, size.warmup_waits, service.tokens)
+        rows += wait_rows(name, samples)
     for db in databases:
         log(f"outbox cost on {db.name}: {size.calls} calls x {size.rounds} rounds per case")
         rows += outbox_table(db.name, measure_outbox(db, size.calls, size.rounds))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .auth import describe, mode_of
 from .floor import BACKEND as FLOOR
 from .floor import FLOOR_JOBS
 from .report import CEILING, Row, number, table
@@ -158,7 +159,7 @@ def render(path: Path) -> str:
     return "\n\n".join(
         [
             f"Result file `{path.name}`, commit `{str(meta.get('git_commit', '?'))[:7]}`, "
-            f"{meta.get('elapsed_s', '?')} s.{_machine_speed(meta)}",
+            f"{meta.get('elapsed_s', '?')} s, {describe(mode_of(meta))}.{_machine_speed(meta)}",
             "The physical floor of each job (`bench/floor.py`: psycopg, one connection per "
             "worker, same run):",
             floors(rows),

@@ -1,10 +1,10 @@
 """Run a workload with N concurrent workers for a fixed time and collect latencies.
 
-HTTP is driven from this process with one shared ``AsyncHttpStore`` and N asyncio tasks
-(on uvloop when installed); the in-process ``SqlStore`` and the psycopg ceiling with N
-threads. Every worker calls back to back; calls that start during the warm-up are not
-counted, and throughput is the count of calls started in the measured window over its
-length.
+HTTP is driven from this process with one shared ``AsyncHttpStore`` and N asyncio tasks (on
+uvloop when installed), sending the service's worker token (none when it serves open); the
+in-process ``SqlStore`` and the psycopg ceiling with N threads. Every worker calls back to
+back; calls that start during the warm-up are not counted, and throughput is the count of
+calls started in the measured window over its length.
 """
 
 from __future__ import annotations
@@ -64,11 +64,16 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 async def _drive_http(
-    base_url: str, calls: CallFactory, workers: int, warmup: float, duration: float
+    base_url: str,
+    token: str | None,
+    calls: CallFactory,
+    workers: int,
+    warmup: float,
+    duration: float,
 ) -> Measurement:
     result = Measurement(seconds=duration)
     # httpx keeps up to 20 connections alive: enough for every level of the grid.
-    async with AsyncHttpStore(base_url, timeout=60) as store:
+    async with AsyncHttpStore(base_url, token=token, timeout=60) as store:
         window = Window.after(time.perf_counter(), warmup, duration)
 
         async def worker(index: int) -> None:
@@ -93,10 +98,16 @@ async def _drive_http(
 
 
 def drive_http(
-    base_url: str, calls: CallFactory, workers: int, warmup: float, duration: float
+    base_url: str,
+    token: str | None,
+    calls: CallFactory,
+    workers: int,
+    warmup: float,
+    duration: float,
 ) -> Measurement:
-    """``workers`` tasks sharing one ``AsyncHttpStore`` (one keep-alive pool)."""
-    return run_async(_drive_http(base_url, calls, workers, warmup, duration))
+    """``workers`` tasks sharing one ``AsyncHttpStore`` (one keep-alive pool) that sends
+    ``token`` (``None``: an open service)."""
+    return run_async(_drive_http(base_url, token, calls, workers, warmup, duration))
 
 
 def drive_threads(

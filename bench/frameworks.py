@@ -8,9 +8,9 @@
 - OpenAI Agents: ``add_items`` (two items) then ``get_items(100)``, one session, against
   the SDK's ``SQLAlchemySession`` (asynchronous psycopg, straight to the database);
 
-each adapter both through a ``runtime-store serve`` (one worker, ``AsyncHttpStore``) and in
-process (``SqlStore`` on its own database, no HTTP). Printed as a table: the mean and the
-median time of one pair, in milliseconds.
+each adapter both through a ``runtime-store serve`` (one worker, ``AsyncHttpStore``; tokens
+required unless ``--auth open``) and in process (``SqlStore`` on its own database, no
+HTTP). Printed as a table: the mean and the median time of one pair, in milliseconds.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from sqlalchemy.engine import make_url
 
 from app.storage import SqlStore, create_engine, upgrade_schema
+from bench import auth
+from bench.auth import Auth
 from bench.config import postgres_admin_url
 from bench.servers import (
     create_postgres_database,
@@ -112,7 +114,7 @@ def row(name: str, times: list[float]) -> str:
     return f"{name:68s} {statistics.fmean(times):8.2f} {statistics.median(times):8.2f}"
 
 
-async def sitting(iterations: int, log_dir: Path) -> list[str]:
+async def sitting(iterations: int, log_dir: Path, mode: str) -> list[str]:
     admin = postgres_admin_url()
     peers_url = create_postgres_database(admin)
     served_url = create_postgres_database(admin)
@@ -121,12 +123,13 @@ async def sitting(iterations: int, log_dir: Path) -> list[str]:
     lines: list[str] = []
     try:
         upgrade_schema(local_url)
-        service = start_service("frameworks", served_url, log_dir, workers=1)
+        service = start_service("frameworks", served_url, log_dir, workers=1, auth=Auth.of(mode))
         libpq = make_url(peers_url).set(drivername="postgresql").render_as_string(False)
         engine = create_engine(local_url)
         local = InProcess(SqlStore(engine))
         async with (
-            AsyncHttpStore(service.base_url) as http,
+            # The adapters create, end and purge their sessions: admin-only calls.
+            AsyncHttpStore(service.base_url, token=service.tokens.admin) as http,
             AsyncPostgresSaver.from_conn_string(libpq) as postgres_saver,
         ):
             await postgres_saver.setup()
@@ -158,7 +161,8 @@ async def sitting(iterations: int, log_dir: Path) -> list[str]:
                 ),
             ]
             lines.append(
-                f"{'one pair, ms (' + str(iterations) + ' pairs)':68s} {'mean':>8s} {'median':>8s}"
+                f"{f'one pair, ms ({iterations} pairs, auth {mode})':68s} {'mean':>8s} "
+                f"{'median':>8s}"
             )
             for name, pair in runs:
                 lines.append(row(name, await measure(pair, iterations)))
@@ -175,9 +179,10 @@ async def sitting(iterations: int, log_dir: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.frameworks", description=__doc__)
     parser.add_argument("--iterations", type=int, default=300)
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as log_dir:
-        for line in asyncio.run(sitting(args.iterations, Path(log_dir))):
+        for line in asyncio.run(sitting(args.iterations, Path(log_dir), args.auth)):
             print(line)
 
 

@@ -2,15 +2,16 @@
 
 ``python -m bench --side-by-side`` gives the service's CPU per call; this splits it. It
 starts ``runtime-store serve`` with its defaults but one worker, on a database of its own,
-sends single appends (or reads pages of 100 records, ``--operation page``) one after
-another through ``HttpStore``, and samples the worker with ``py-spy`` (``pip
-install py-spy``; it reads the process's stacks from outside, so the service runs
-unchanged). Each sample of the worker's event-loop thread (where every
-request runs) goes to the layer of its innermost frame that names one; the layers' shares
-of the samples are scaled to the worker's CPU per call, read from ``/proc``. A sample
-is wall-clock time in that code, a C call's wait for the kernel included (the send of a
-statement to PostgreSQL shows as psycopg's). ``--serve-pythonpath`` serves another checkout
-(an older commit in a worktree) with the same load and accounting: a before and after.
+with tokens required (``--auth open``: without; ``bench/auth.py``), sends single appends (or
+reads pages of 100 records, ``--operation page``) one after another through ``HttpStore``
+with a worker token, and samples the worker with ``py-spy`` (``pip install py-spy``; it
+reads the process's stacks from outside, so the service runs unchanged). Each sample of the
+worker's event-loop thread (where every request runs) goes to the layer of its innermost
+frame that names one; the layers' shares of the samples are scaled to the worker's CPU per
+call, read from ``/proc``. A sample is wall-clock time in that code, a C call's wait for the
+kernel included (the send of a statement to PostgreSQL shows as psycopg's).
+``--serve-pythonpath`` serves another checkout (an older commit in a worktree) with the same
+load and accounting: a before and after.
 
 Layers: the store call (``app/storage``, ``app/domain``, SQLAlchemy, psycopg and the call's
 wrapper), the route's own function and rendering, FastAPI and Starlette's request handling
@@ -35,6 +36,8 @@ from pathlib import Path
 from runtime_store_client import HttpStore
 from tests.contract.builders import T0, canceled_record, run_start, started_record
 
+from . import auth
+from .auth import Auth, Tokens
 from .config import postgres_admin_url
 from .servers import (
     create_postgres_database,
@@ -93,10 +96,11 @@ class Caller:
     """Single appends to one running run, or pages of its first 100 records, one after
     another, on a thread of their own."""
 
-    def __init__(self, base_url: str, operation: str) -> None:
-        self.store = HttpStore(base_url)
+    def __init__(self, base_url: str, tokens: Tokens, operation: str) -> None:
+        self.store = HttpStore(base_url, token=tokens.worker)
         self.run = run_start(run_id=f"layers-{os.getpid()}", session_id=f"layers-{os.getpid()}")
-        self.store.create_session(self.run.session_id, T0)
+        with HttpStore(base_url, token=tokens.admin) as admin:
+            admin.create_session(self.run.session_id, T0)  # an admin-only call
         self.store.start_root_run(self.run, started_record(self.run), canceled_record(self.run))
         self.operation = operation
         self.calls = 0
@@ -123,17 +127,25 @@ class Caller:
 
 
 def measure(
-    admin_url: str, operation: str, seconds: float, rate: int, serve_pythonpath: str | None
+    admin_url: str,
+    operation: str,
+    seconds: float,
+    rate: int,
+    serve_pythonpath: str | None,
+    mode: str,
 ) -> tuple[float, int, collections.Counter[str]]:
-    """(service CPU ms per call, calls, samples per layer) of one sampled stretch."""
+    """(service CPU ms per call, calls, samples per layer) of one sampled stretch, the
+    service serving in ``mode`` (``tokens`` or ``open``)."""
     database_url = create_postgres_database(admin_url)
     env: dict[str, str] = {}
     if serve_pythonpath:
         env["PYTHONPATH"] = serve_pythonpath
     with tempfile.TemporaryDirectory() as tmp:
-        service = start_service("layers", database_url, Path(tmp), workers=1, env=env)
+        service = start_service(
+            "layers", database_url, Path(tmp), workers=1, env=env, auth=Auth.of(mode)
+        )
         try:
-            caller = Caller(service.base_url, operation)
+            caller = Caller(service.base_url, service.tokens, operation)
             caller.start()
             time.sleep(3.0)  # the page's records; warm: prepared statements, pool, caches
             pid = _worker_pid(service.process.pid)
@@ -184,13 +196,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--serve-pythonpath", help="PYTHONPATH of the served process (another checkout)"
     )
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
     cpu_ms, calls, samples = measure(
-        args.postgres_url, args.operation, args.seconds, args.rate, args.serve_pythonpath
+        args.postgres_url,
+        args.operation,
+        args.seconds,
+        args.rate,
+        args.serve_pythonpath,
+        args.auth,
     )
     total = sum(samples.values())
     noun = "page" if args.operation == "page" else "append"
-    print(f"{calls} {noun}s, service CPU {cpu_ms:.3f} ms per {noun}; {total} samples")
+    print(
+        f"auth {args.auth}: {calls} {noun}s, service CPU {cpu_ms:.3f} ms per {noun}; "
+        f"{total} samples"
+    )
     print(f"| layer | share of the samples | CPU ms per {noun} |")
     print("| --- | --: | --: |")
     for layer in [name for name, _ in LAYERS] + [REST]:

@@ -12,11 +12,12 @@ that overlapped the import: count, p50, p99 and the longest wait. The figures go
 docs/performance.md, *An import and SQLite's writer*.
 
 ``--records 222222 --record-bytes 220`` is issue 45's file (97 MB of small records).
-``--served`` imports it over HTTP into a ``runtime-store serve`` on SQLite while a thread
-of the bench appends over HTTP to the same service (one worker: the import's Python work,
-its garbage collections and its slices share it with the appends); the publish's holds are
-then not timed (they happen in the service). The bench's own heap is frozen first, so its
-collections do not add to the waits it measures.
+``--served`` imports it over HTTP into a ``runtime-store serve`` on SQLite (tokens required
+unless ``--auth open``: the import with the admin token, the appends with a worker's) while
+a thread of the bench appends over HTTP to the same service (one worker: the import's Python
+work, its garbage collections and its slices share it with the appends); the publish's holds
+are then not timed (they happen in the service). The bench's own heap is frozen first, so
+its collections do not add to the waits it measures.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from app.storage.transfer import sinks
 from runtime_store_client import HttpStore, Record
 from tests.contract.builders import new_session, record, start_root
 
-from . import servers
+from . import auth, servers
+from .auth import Auth
 from .report import percentile
 
 #: Payload bytes of every record of the imported session.
@@ -170,23 +172,34 @@ def measure(
 
 
 def measure_served(
-    workdir: Path, megabytes: int, *, record_bytes: int = RECORD_BYTES, records: int = 0
+    workdir: Path,
+    megabytes: int,
+    mode: str,
+    *,
+    record_bytes: int = RECORD_BYTES,
+    records: int = 0,
 ) -> Measured:
-    """``measure`` over HTTP: the import and the appends are requests to one service."""
+    """``measure`` over HTTP: the import and the appends are requests to one service,
+    serving in ``mode`` (``tokens`` or ``open``)."""
     data, records = _session_file(workdir, megabytes, record_bytes=record_bytes, records=records)
     gc.collect()
     gc.freeze()  # the bench's heap (the file's 97 MB of lines aside) is not walked again
     service = servers.start_service(
-        f"import-{megabytes}-{records}", f"sqlite:///{workdir}/served-{records}.db", workdir
+        f"import-{megabytes}-{records}",
+        f"sqlite:///{workdir}/served-{records}.db",
+        workdir,
+        auth=Auth.of(mode),
     )
     try:
-        store = HttpStore(service.base_url, timeout=300)
-        writer = start_root(store, new_session(store).id).run
+        tokens = service.tokens
+        # Creating a session and importing one are admin-only calls.
+        store = HttpStore(service.base_url, token=tokens.admin, timeout=300)
+        appender = HttpStore(service.base_url, token=tokens.worker, timeout=300)
+        writer = start_root(appender, new_session(store).id).run
         done = threading.Event()
         waits: list[tuple[float, float]] = []
 
         def append() -> None:
-            appender = HttpStore(service.base_url, timeout=300)
             while not done.is_set():
                 began = time.perf_counter()
                 appender.append_run_record(record(writer))
@@ -224,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--served", action="store_true", help="import and append over HTTP to one service"
     )
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
     cases = (
         [(0, int(n)) for n in args.records.split(",")]
@@ -231,14 +245,17 @@ def main(argv: list[str] | None = None) -> int:
         else [(int(s), 0) for s in args.sizes.split(",")]
     )
     published = _timing_publish()
-    table = Table(title=f"SQLite import and a small append (load {os.getloadavg()[0]:.1f})")
+    served = f", served, auth {args.auth}" if args.served else ""
+    table = Table(title=f"SQLite import and a small append (load {os.getloadavg()[0]:.1f}{served})")
     for column in ("file", "records", "import", "publish", "longest hold", "appends"):
         table.add_column(column)
     table.add_column("append p50 / p99 / max", justify="right")
     with tempfile.TemporaryDirectory() as tmp:
         for size, count in cases:
             if args.served:
-                m = measure_served(Path(tmp), size, record_bytes=args.record_bytes, records=count)
+                m = measure_served(
+                    Path(tmp), size, args.auth, record_bytes=args.record_bytes, records=count
+                )
             else:
                 m = measure(
                     Path(tmp), size, published, record_bytes=args.record_bytes, records=count

@@ -272,14 +272,14 @@ class _Writer:
         return [done - start for start, done in self.appends if done <= begin]
 
 
-def measure_sweep(config: Config, db: Database, base_url: str, log: Log) -> list[Row]:
+def measure_sweep(config: Config, db: Database, service: servers.Service, log: Log) -> list[Row]:
     prefix = new_prefix("ret")
     sessions, per_session = config.retention_sessions, config.retention_records
     load_ended_sessions(db.engine, prefix, sessions, per_session)
     run = start_in_new_session(db, f"{prefix}-writer", f"{prefix}-writer-run")
     bulk.analyze(db.engine)
     lead, tail = (0.2, 0.1) if config.mode == "smoke" else (1.0, 0.5)
-    with HttpStore(base_url, timeout=300) as store:
+    with HttpStore(service.base_url, token=service.tokens.worker, timeout=300) as store:
         writer = _Writer(store, run)
         thread = threading.Thread(target=writer)
         thread.start()
@@ -326,7 +326,7 @@ def run_lifecycle(
     config: Config,
     workdir: Path,
     databases: tuple[Database, Database],
-    services: dict[str, Any],
+    services: dict[str, servers.Service],
     log: Log,
 ) -> list[Row]:
     """Transfer, then retention, on each database."""
@@ -334,7 +334,7 @@ def run_lifecycle(
     for db in databases:
         rows += measure_transfer(config, workdir, db, config.postgres_url, log)
     for db in databases:
-        rows += measure_sweep(config, db, services[db.name].base_url, log)
+        rows += measure_sweep(config, db, services[db.name], log)
     return rows
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from app.storage import SqlStore, create_engine
 
 from . import servers
+from .auth import Auth
 from .config import Config
 from .drive import drive_http
 from .report import Row, number
@@ -83,22 +84,27 @@ class Variant:
         return row
 
 
-def _start(name: str, url: str, workdir: Path, workers: int, *, on: bool) -> servers.Service:
+def _start(
+    name: str, url: str, workdir: Path, workers: int, auth: Auth, *, on: bool
+) -> servers.Service:
     switch = "true" if on else "false"
     with _environment(
         RUNTIME_STORE_METRICS=switch,
         RUNTIME_STORE_ACCESS_LOG=switch,
         RUNTIME_STORE_LOG_FORMAT="json",
     ):
-        return servers.start_service(name, url, workdir, workers)
+        return servers.start_service(name, url, workdir, workers, auth=auth)
 
 
 def _measure(variant: Variant, config: Config, workers: int, postgres_database: str) -> None:
     cell = Cell(variant.db, new_prefix(f"obs-{variant.label}"), workers, budget=0)
     calls = appends(cell)
-    pid = variant.service.process.pid
+    service = variant.service
+    pid = service.process.pid
     before = (servers.tree_cpu_seconds(pid), servers.postgres_cpu(postgres_database))
-    measured = drive_http(variant.service.base_url, calls, workers, config.warmup, config.duration)
+    measured = drive_http(
+        service.base_url, service.tokens.worker, calls, workers, config.warmup, config.duration
+    )
     service_cpu = servers.tree_cpu_seconds(pid) - before[0]
     database_cpu = servers.cpu_delta(before[1], servers.postgres_cpu(postgres_database))
     variant.latencies += measured.latencies
@@ -112,15 +118,21 @@ def _measure(variant: Variant, config: Config, workers: int, postgres_database: 
 
 
 def _start_variants(
-    database: str, config: Config, workdir: Path, postgres: Database, log: Callable[[str], None]
+    database: str,
+    config: Config,
+    auth: Auth,
+    workdir: Path,
+    postgres: Database,
+    log: Callable[[str], None],
 ) -> Iterator[Variant]:
-    """The off and on services of ``database``, each with the database its fixtures use."""
+    """The off and on services of ``database``, each with the database its fixtures use
+    (on PostgreSQL the run's, hence the run's ``auth``: one key per database)."""
     for label in ("off", "on"):
         name = f"observability-{database}-{label}"
         sqlite = database == "sqlite"
         url = f"sqlite:///{workdir / f'{name}.db'}" if sqlite else postgres.url
-        log(f"starting runtime-store serve on {database}, observability {label}")
-        service = _start(name, url, workdir, config.server_workers, on=label == "on")
+        log(f"starting runtime-store serve on {database}, observability {label}, auth {auth.mode}")
+        service = _start(name, url, workdir, config.server_workers, auth, on=label == "on")
         db = postgres
         if sqlite:  # migrated by serve at its start
             engine = create_engine(url, pool_size=max(config.levels), max_overflow=4)
@@ -164,6 +176,7 @@ class Comparison:
 
 def run_observability(
     config: Config,
+    auth: Auth,
     workdir: Path,
     postgres: Database,
     log: Callable[[str], None],
@@ -177,7 +190,7 @@ def run_observability(
         variants: list[Variant] = []
         try:
             # One at a time, so that a service that fails to start stops those before it.
-            for variant in _start_variants(database, config, workdir, postgres, log):
+            for variant in _start_variants(database, config, auth, workdir, postgres, log):
                 variants.append(variant)
             for round_ in range(rounds):
                 for variant in variants if round_ % 2 == 0 else variants[::-1]:

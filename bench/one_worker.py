@@ -2,10 +2,11 @@
 
 Starts ``runtime-store serve`` with one worker on a new PostgreSQL database (the service's
 defaults otherwise, and whatever ``RUNTIME_STORE_*`` settings the environment gives it),
-then ``--clients`` ``AsyncHttpStore`` clients in this process send ``--calls`` calls in
-all. Prints calls per second and the CPU per call of this process (the clients), the
-service and PostgreSQL. A focused before/after for a change to the service's hot path;
-the side-by-side grid (``python -m bench --side-by-side``) is the full picture.
+with tokens required (``--auth open``: without), then ``--clients`` ``AsyncHttpStore``
+clients in this process send ``--calls`` calls in all with a worker token. Prints calls per
+second and the CPU per call of this process (the clients), the service and PostgreSQL. A
+focused before/after for a change to the service's hot path; the side-by-side grid
+(``python -m bench --side-by-side``) is the full picture.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 from app.storage import SqlStore, create_engine, upgrade_schema
 from runtime_store_client import AsyncHttpStore
 
+from . import auth
+from .auth import Auth
 from .config import postgres_admin_url
 from .servers import (
     cpu_delta,
@@ -78,12 +81,13 @@ def _calls(
 
 async def _drive(
     base_url: str,
+    token: str | None,
     call: Callable[[AsyncHttpStore, int, int], Awaitable[object]],
     clients: int,
     calls: int,
     measure: Callable[[], tuple[float, float, float]],
 ) -> dict[str, float]:
-    stores = [AsyncHttpStore(base_url, timeout=60) for _ in range(clients)]
+    stores = [AsyncHttpStore(base_url, token=token, timeout=60) for _ in range(clients)]
     sent = [0] * clients
 
     async def client(index: int, count: int) -> None:
@@ -111,7 +115,9 @@ async def _drive(
     }
 
 
-def measure(admin_url: str, operation: str, clients: int, calls: int) -> dict[str, float]:
+def measure(
+    admin_url: str, operation: str, clients: int, calls: int, mode: str
+) -> dict[str, float]:
     database_url = create_postgres_database(admin_url)
     engine = create_engine(database_url)
     try:
@@ -119,7 +125,9 @@ def measure(admin_url: str, operation: str, clients: int, calls: int) -> dict[st
         name = database_url.rsplit("/", 1)[1]
         db = Database(name, database_url, engine, SqlStore(engine), RUN_RECORDS)
         call = _calls(operation, db, clients)
-        service = start_service("one-worker", database_url, Path(tempfile.mkdtemp()), workers=1)
+        service = start_service(
+            "one-worker", database_url, Path(tempfile.mkdtemp()), workers=1, auth=Auth.of(mode)
+        )
         try:
             baseline = postgres_cpu(name)
 
@@ -130,7 +138,8 @@ def measure(admin_url: str, operation: str, clients: int, calls: int) -> dict[st
                     cpu_delta(baseline, postgres_cpu(name)),
                 )
 
-            return asyncio.run(_drive(service.base_url, call, clients, calls, snapshot))
+            token = service.tokens.worker
+            return asyncio.run(_drive(service.base_url, token, call, clients, calls, snapshot))
         finally:
             stop_service(service)
     finally:
@@ -144,11 +153,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--calls", type=int, default=3200)
     parser.add_argument("--postgres-url", default=postgres_admin_url())
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
-    figures = measure(args.postgres_url, args.operation, args.clients, args.calls)
+    figures = measure(args.postgres_url, args.operation, args.clients, args.calls, args.auth)
     stamp = time.strftime("%H:%M UTC", time.gmtime())
     print(
-        f"{args.operation}, 1 worker, {args.clients} clients ({stamp}): "
+        f"{args.operation}, 1 worker, {args.clients} clients, auth {args.auth} ({stamp}): "
         f"{figures['calls/s']:,.0f} calls/s; CPU per call: client {figures['client ms']:.2f}, "
         f"service {figures['service ms']:.2f}, PostgreSQL {figures['postgres ms']:.2f} ms"
     )

@@ -3,11 +3,12 @@
 Makes a PostgreSQL primary and a hot standby on loopback (tests/replicas/cluster.py: the
 server binaries of Debian's PostgreSQL), seeds one database, and serves it with
 ``runtime-store serve`` as a user starts it (its defaults: one worker per core), once
-without and once with ``RUNTIME_STORE_READ_DATABASE_URLS``. In each sitting ``--readers``
-asyncio readers load runs, read pages of 100 records and search, while one writer appends
-and at once reads its record back (read-your-writes: a miss is counted, expected 0). It
-prints reads per second, latency, the share of reads each database served (the service's
-``runtime_store_db_reads_served`` metric) and the writer's misses.
+without and once with ``RUNTIME_STORE_READ_DATABASE_URLS``, with tokens required unless
+``--auth open``. In each sitting ``--readers`` asyncio readers load runs, read pages of 100
+records and search, while one writer appends and at once reads its record back
+(read-your-writes: a miss is counted, expected 0). It prints reads per second, latency, the
+share of reads each database served (the service's ``runtime_store_db_reads_served`` metric)
+and the writer's misses.
 
 On a 2-core machine the service, both PostgreSQL servers and this client share the same
 cores: the figures bound what routing costs and show the share a replica takes, not the
@@ -32,6 +33,8 @@ from tests.contract.builders import canceled_record, record, run_start, started_
 from tests.replicas.cluster import StreamingPair, server_binaries, start_pair
 from tests.replicas.test_read_your_writes import reads_served
 
+from . import auth
+from .auth import Auth, Tokens
 from .servers import start_service, stop_service
 
 RUNS = 20
@@ -61,10 +64,11 @@ class Sitting:
         )
 
 
-def seed(base_url: str) -> list[RunStart]:
+def seed(base_url: str, tokens: Tokens) -> list[RunStart]:
     runs = []
-    with HttpStore(base_url) as store:
-        session_id = store.create_session(f"bench-{random.getrandbits(32):x}", _now()).id
+    with HttpStore(base_url, token=tokens.admin) as admin:  # an admin-only call
+        session_id = admin.create_session(f"bench-{random.getrandbits(32):x}", _now()).id
+    with HttpStore(base_url, token=tokens.worker) as store:
         for _ in range(RUNS):
             run = run_start(session_id=session_id)
             store.start_root_run(run, started_record(run), canceled_record(run))
@@ -78,14 +82,14 @@ def _now() -> datetime:
 
 
 async def sitting(
-    name: str, base_url: str, runs: list[RunStart], readers: int, duration: float
+    name: str, base_url: str, token: str | None, runs: list[RunStart], readers: int, duration: float
 ) -> Sitting:
     latencies: list[float] = []
     stop = time.monotonic() + duration
     writes = misses = 0
 
     async def reader() -> None:
-        async with AsyncHttpStore(base_url) as store:
+        async with AsyncHttpStore(base_url, token=token) as store:
             while time.monotonic() < stop:
                 run = random.choice(runs)
                 started = time.perf_counter()
@@ -100,7 +104,7 @@ async def sitting(
 
     async def writer() -> None:
         nonlocal writes, misses
-        async with AsyncHttpStore(base_url) as store:
+        async with AsyncHttpStore(base_url, token=token) as store:
             while time.monotonic() < stop:
                 run = random.choice(runs)
                 new: Record = record(run)
@@ -125,6 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__)
     parser.add_argument("--duration", type=float, default=15.0, help="seconds per sitting")
     parser.add_argument("--readers", type=int, default=16, help="concurrent readers")
+    auth.add_argument(parser)
     args = parser.parse_args()
     binaries = server_binaries()
     if binaries is None:
@@ -135,25 +140,40 @@ def main() -> None:
         upgrade_schema(pair.primary_url("bench"))
         log_dir = Path(tempfile.mkdtemp(prefix="rs-bench-replicas-"))
         results = []
+        # One key for both services: they serve the same database.
+        credentials = Auth.of(args.auth)
+        # ``reads_served`` (tests/replicas) scrapes /metrics without a token.
+        scrape = {"RUNTIME_STORE_METRICS_OPEN_TO_LOOPBACK": "true"}
         for name, env in (
-            ("0 replicas", {}),
-            ("1 replica", {"RUNTIME_STORE_READ_DATABASE_URLS": pair.standby_url("bench")}),
+            ("0 replicas", scrape),
+            (
+                "1 replica",
+                {**scrape, "RUNTIME_STORE_READ_DATABASE_URLS": pair.standby_url("bench")},
+            ),
         ):
             service = start_service(
-                name.replace(" ", "-"), pair.primary_url("bench"), log_dir, env=env
+                name.replace(" ", "-"),
+                pair.primary_url("bench"),
+                log_dir,
+                env=env,
+                auth=credentials,
             )
             try:
-                runs = seed(service.base_url)
+                url, token = service.base_url, service.tokens.worker
+                runs = seed(url, service.tokens)
                 pair.catch_up()
-                asyncio.run(sitting(name, service.base_url, runs, args.readers, 2.0))  # warm-up
+                asyncio.run(sitting(name, url, token, runs, args.readers, 2.0))  # warm-up
                 results.append(
-                    asyncio.run(sitting(name, service.base_url, runs, args.readers, args.duration))
+                    asyncio.run(sitting(name, url, token, runs, args.readers, args.duration))
                 )
             finally:
                 stop_service(service)
     finally:
         pair.remove()
-    print(f"\n{args.readers} readers + 1 writer, {args.duration:.0f} s per sitting\n")
+    print(
+        f"\n{args.readers} readers + 1 writer, {args.duration:.0f} s per sitting, "
+        f"auth {args.auth}\n"
+    )
     print("| service | reads/s | p50 / p95 ms | served by | writes | read-after-write misses |")
     print("| --- | --: | --: | --- | --: | --: |")
     for result in results:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .auth import describe, mode_of
 from .floor import BACKEND as FLOOR
 from .floor import FLOOR_JOBS
 
@@ -184,7 +185,9 @@ class Report:
         path.write_text(self.to_json() + "\n")
 
     def text(self) -> str:
-        blocks = [table(self.rows)]
+        """The table under a line naming how the services were served, then memory and
+        targets."""
+        blocks = [f"{describe(mode_of(self.meta))}:\n\n{table(self.rows)}"]
         if self.memory:
             blocks.append(
                 "peak RSS (VmHWM): "

@@ -1,4 +1,9 @@
-"""One benchmark run: databases, services, the throughput grid, pages, purge, memory."""
+"""One benchmark run: databases, services, the throughput grid, pages, purge, memory.
+
+Every service of a run authenticates as ``config.auth`` says (``bench/auth.py``): with
+tokens required (the default) the measured calls send a worker token, the admin-only ones
+(a purge) the admin token.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from app.storage import SqlStore, create_engine
 from runtime_store_client import HttpStore
 
 from . import bulk, floor, servers
+from .auth import Auth
 from .ceiling import CeilingStore, connect
 from .config import Config
 from .console import console_targets, run_console
@@ -54,6 +60,8 @@ def log(message: str) -> None:
 class Benchmark:
     config: Config
     workdir: Path
+    #: One key and admin token for every service of the run (they may share a database).
+    auth: Auth
     postgres: Database | None = None
     sqlite: Database | None = None
     services: dict[str, servers.Service] = field(default_factory=dict)
@@ -76,8 +84,10 @@ class Benchmark:
         sqlite_url = f"sqlite:///{self.workdir / 'bench.db'}"
         workers = self.config.server_workers
         for name, url in (("postgres", postgres_url), ("sqlite", sqlite_url)):
-            log(f"starting runtime-store serve on {name}")
-            self.services[name] = servers.start_service(name, url, self.workdir, workers)
+            log(f"starting runtime-store serve on {name}, auth {self.auth.mode}")
+            self.services[name] = servers.start_service(
+                name, url, self.workdir, workers, auth=self.auth
+            )
         self.postgres = self._database("postgres", postgres_url)
         self.sqlite = self._database("sqlite", sqlite_url)
         count = max(self.config.levels)
@@ -116,16 +126,17 @@ class Benchmark:
         def threads(stores: Callable[[int], Sequence[object]]) -> Callable[..., Measurement]:
             return lambda calls, n: drive_threads(stores(n), calls, n, warmup, duration)
 
-        def http(base_url: str) -> Callable[..., Measurement]:
-            return lambda calls, n: drive_http(base_url, calls, n, warmup, duration)
+        def http(service: servers.Service) -> Callable[..., Measurement]:
+            url, token = service.base_url, service.tokens.worker
+            return lambda calls, n: drive_http(url, token, calls, n, warmup, duration)
 
         pg, lite = self.databases()
         every = [
             Backend(CEILING, pg, threads(lambda n: self.ceilings[:n])),
             Backend("sqlstore/postgres", pg, threads(lambda n: [pg.store] * n)),
-            Backend("http/postgres", pg, http(self.services["postgres"].base_url)),
+            Backend("http/postgres", pg, http(self.services["postgres"])),
             Backend("sqlstore/sqlite", lite, threads(lambda n: [lite.store] * n)),
-            Backend("http/sqlite", lite, http(self.services["sqlite"].base_url)),
+            Backend("http/sqlite", lite, http(self.services["sqlite"])),
         ]
         wanted = self.config.backends
         return [b for b in every if b.name == CEILING or not wanted or b.name in wanted]
@@ -218,7 +229,7 @@ class Benchmark:
         self.report.rows.append(row)
         cpu = " ".join(f"{k} {v:.2f}" for k, v in cpu_used.items() if v >= 0.005)
         log(
-            f"{operation[:32]:32} {backend:18} {workers:3} "
+            f"{operation[:32]:32} {backend:18} {self.auth.mode:6} {workers:3} "
             f"{row.ops_per_s:7.0f} ops/s  p50 {row.p50_ms:6.2f} ms  "
             f"p99 {row.p99_ms:7.2f} ms  cpu ms/op: {cpu}"
             f"{f'  steal {steal:.0f} %' if steal >= 1 else ''}"
@@ -247,7 +258,8 @@ class Benchmark:
         repeats = self.config.page_repeats
         rows = measure_pages(CEILING, self.ceilings[0], sets["postgres"], repeats)
         for name in ("postgres", "sqlite"):
-            with HttpStore(self.services[name].base_url, timeout=300) as store:
+            service = self.services[name]
+            with HttpStore(service.base_url, token=service.tokens.worker, timeout=300) as store:
                 rows += measure_pages(f"http/{name}", store, sets[name], repeats)
         for row in rows:
             log(f"{row.operation:44} {row.backend:18} p50 {row.p50_ms:8.2f} ms")
@@ -269,10 +281,11 @@ class Benchmark:
                 writer.close()
                 purger.close()
             else:
-                base_url = self.services[db.name].base_url
+                service = self.services[db.name]
+                url, tokens = service.base_url, service.tokens
                 with (
-                    HttpStore(base_url, timeout=300) as writer_http,
-                    HttpStore(base_url, timeout=300) as purger_http,
+                    HttpStore(url, token=tokens.worker, timeout=300) as writer_http,
+                    HttpStore(url, token=tokens.admin, timeout=300) as purger_http,  # admin only
                 ):
                     outcome = run_purge(
                         backend, writer_http, purger_http, fixture, lead=lead, tail=tail
@@ -295,12 +308,14 @@ class Benchmark:
         self.report.rows.extend(run_tail(self.config, self.services, log))
 
     def console(self) -> None:
-        rows, summary = run_console(self.config, self.workdir, log)
+        rows, summary = run_console(self.config, self.auth, self.workdir, log)
         self.report.rows.extend(rows)
         self.report.meta["console"] = summary
 
     def observability(self) -> None:
-        comparisons = run_observability(self.config, self.workdir, self.databases()[0], log)
+        comparisons = run_observability(
+            self.config, self.auth, self.workdir, self.databases()[0], log
+        )
         for comparison in comparisons:
             self.report.rows.extend(comparison.rows)
         self.report.meta["observability"] = {c.backend: c.summary() for c in comparisons}
@@ -340,7 +355,7 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
     ticks = servers.machine_ticks()
     try:
         with tempfile.TemporaryDirectory(prefix="rs-bench-") as workdir:
-            bench = Benchmark(config, Path(workdir))
+            bench = Benchmark(config, Path(workdir), Auth.of(config.auth))
             try:
                 bench.start(postgres_url)
                 bench.report.meta = describe_machine(
@@ -375,6 +390,6 @@ def run(config: Config, output: Path | None) -> tuple[Report, Path]:
     bench.report.meta["load_average_at_end"] = os.getloadavg()
     bench.report.meta["steal_pct"] = round(servers.steal_pct(ticks, servers.machine_ticks()), 1)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = output or RESULTS / f"{stamp}.json"
+    path = output or RESULTS / f"{stamp}-{config.auth}.json"
     bench.report.write(path)
     return bench.report, path

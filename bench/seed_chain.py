@@ -3,8 +3,9 @@
 The agent runtime's newest store starts every turn of a conversation with a ``next_turn``
 seed (CONTRACT.md 15): the new run inherits the whole history of the previous, completed
 run by one reference, and stores only its fresh records. This drives that chain through
-``runtime-store serve`` as a user starts it (SQLite, its defaults; ``--postgres-url``
-adds a PostgreSQL database) with the real ``HttpStore``:
+``runtime-store serve`` as a user starts it (SQLite, its defaults, tokens required unless
+``--auth open``; ``--postgres-url`` adds a PostgreSQL database) with the real ``HttpStore``
+(a worker's token; the session is made with the admin's):
 
 * each turn: ``begin_run_seed`` (next_turn from the previous run; the first is a literal
   with a system prompt), a ``prefix`` record (the reference), the new user message, the
@@ -52,6 +53,8 @@ from tests.contract.builders import (
     terminal_record,
 )
 
+from . import auth
+from .auth import Auth
 from .servers import create_postgres_database, drop_postgres_database, start_service, stop_service
 
 #: Roughly a chat turn: a 300-character question, a 1,200-character answer.
@@ -150,11 +153,12 @@ def _stored_bytes(database_url: str, run_id: str) -> int:
     return int(seed) + int(run)
 
 
-def measure(name: str, database_url: str, turns: int, log_dir: Path) -> dict[str, float]:
-    service = start_service(name, database_url, log_dir)
+def measure(name: str, database_url: str, turns: int, log_dir: Path, mode: str) -> dict[str, float]:
+    service = start_service(name, database_url, log_dir, auth=Auth.of(mode))
     try:
-        with HttpStore(service.base_url) as store:
-            session_id = new_session(store).id
+        with HttpStore(service.base_url, token=service.tokens.admin) as admin:
+            session_id = new_session(admin).id  # an admin-only call
+        with HttpStore(service.base_url, token=service.tokens.worker) as store:
             run_ids: list[str] = []
             started = time.perf_counter()
             for turn in range(1, turns + 1):
@@ -183,13 +187,14 @@ def measure(name: str, database_url: str, turns: int, log_dir: Path) -> dict[str
     }
 
 
-def _print(name: str, figures: dict[str, float]) -> None:
+def _print(name: str, mode: str, figures: dict[str, float]) -> None:
     print(
-        f"{name}: {int(figures['turns'])} turns, {figures['turn seconds'] * 1000:.1f} ms per "
-        f"turn (11 requests); stored bytes per turn {figures['bytes per turn']:.0f} "
-        f"(turn 2: {figures['bytes turn 2']:.0f}, last: {figures['bytes last turn']:.0f}); "
-        f"full composed read of the last run: {int(figures['messages'])} messages, "
-        f"{int(figures['requests'])} requests, {figures['read ms']:.1f} ms (median of 5)"
+        f"{name}, auth {mode}: {int(figures['turns'])} turns, "
+        f"{figures['turn seconds'] * 1000:.1f} ms per turn (11 requests); stored bytes per "
+        f"turn {figures['bytes per turn']:.0f} (turn 2: {figures['bytes turn 2']:.0f}, "
+        f"last: {figures['bytes last turn']:.0f}); full composed read of the last run: "
+        f"{int(figures['messages'])} messages, {int(figures['requests'])} requests, "
+        f"{figures['read ms']:.1f} ms (median of 5)"
     )
 
 
@@ -199,21 +204,22 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument(
         "--postgres-url", default="", help="also measure on a scratch database of this server"
     )
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="rs-seed-chain-") as tmp:
         log_dir = Path(tmp)
         sqlite_url = f"sqlite:///{log_dir / 'chain.db'}"
-        results["sqlite"] = measure("sqlite", sqlite_url, args.turns, log_dir)
-        _print("sqlite", results["sqlite"])
+        results["sqlite"] = measure("sqlite", sqlite_url, args.turns, log_dir, args.auth)
+        _print("sqlite", args.auth, results["sqlite"])
         admin = args.postgres_url or ""
         if admin:
             database = create_postgres_database(admin)
             try:
-                results["postgres"] = measure("postgres", database, args.turns, log_dir)
+                results["postgres"] = measure("postgres", database, args.turns, log_dir, args.auth)
             finally:
                 drop_postgres_database(admin, database)
-            _print("postgres", results["postgres"])
+            _print("postgres", args.auth, results["postgres"])
     return results
 
 

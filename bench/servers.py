@@ -2,7 +2,8 @@
 
 PostgreSQL: a database created for this run on the local server and dropped at the end.
 SQLite: a file in a temporary directory. Each service is a ``runtime-store serve``
-subprocess on 127.0.0.1 that applies the migrations itself at start.
+subprocess on 127.0.0.1 that applies the migrations itself at start, with tokens required
+or open as the sitting's ``Auth`` says (``bench/auth.py``).
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from app.domain.tokens import TOKEN_PREFIX
 from app.storage import create_engine
+from runtime_store_client import HttpStore
+
+from .auth import NO_TOKENS, Auth, Tokens
 
 
 def free_port() -> int:
@@ -77,12 +82,17 @@ def postgres_settings(database_url: str, *names: str) -> dict[str, str]:
         engine.dispose()
 
 
-def _serve_command() -> list[str]:
+def _cli() -> list[str]:
+    """The ``runtime-store`` command of this environment."""
     script = Path(sys.executable).with_name("runtime-store")
     if script.exists():
-        return [str(script), "serve"]
+        return [str(script)]
     found = shutil.which("runtime-store")
-    return [found, "serve"] if found else [sys.executable, "-m", "app", "serve"]
+    return [found] if found else [sys.executable, "-m", "app"]
+
+
+def _serve_command() -> list[str]:
+    return [*_cli(), "serve"]
 
 
 @dataclass
@@ -94,6 +104,8 @@ class Service:
     database_url: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    #: What its clients send (none when it serves open).
+    tokens: Tokens = field(default=NO_TOKENS)
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(errors="replace").splitlines()
@@ -115,8 +127,11 @@ def start_service(
     workers: int = 0,
     timeout: float = 60,
     env: dict[str, str] | None = None,
+    *,
+    auth: Auth,
 ) -> Service:
-    """Start ``runtime-store serve`` on a free loopback port; wait until every worker runs."""
+    """Start ``runtime-store serve`` on a free loopback port; wait until every worker runs.
+    With tokens required, make its worker token and check that the service requires it."""
     port = free_port()
     log_path = log_dir / f"{name}.log"
     command = [*_serve_command(), "--host", "127.0.0.1", "--port", str(port)]
@@ -125,6 +140,7 @@ def start_service(
     env = {**os.environ, **(env or {}), "RUNTIME_STORE_DATABASE_URL": database_url}
     for variable in ("RUNTIME_STORE_WORKERS", "RUNTIME_STORE_NO_MIGRATE", "RUNTIME_STORE_PORT"):
         env.pop(variable, None)
+    auth.apply(env)
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     service = Service(name, f"http://127.0.0.1:{port}", database_url, process, log_path)
@@ -133,10 +149,63 @@ def start_service(
         if process.poll() is not None:
             raise RuntimeError(f"{name} exited with {process.returncode}:\n{service.log_tail()}")
         if _ready(service):
+            try:
+                service.tokens = _settle_tokens(service, auth, env)
+            except BaseException:
+                stop_service(service)
+                raise
             return service
         time.sleep(0.1)
     stop_service(service)
     raise RuntimeError(f"{name} did not become ready within {timeout} s:\n{service.log_tail()}")
+
+
+def _settle_tokens(service: Service, auth: Auth, env: dict[str, str]) -> Tokens:
+    """The tokens of a ready service: a worker token made for it (on its database, now
+    migrated, under its key and with its ``PYTHONPATH``) and the bootstrap admin token.
+    Its mode is asked, not assumed: a figure labelled "tokens" was measured with them."""
+    tokens = NO_TOKENS
+    if auth.required:
+        tokens = Tokens(_create_token(service, "worker", env), auth.admin_token)
+    with HttpStore(service.base_url, token=tokens.worker) as store:
+        found = store.whoami()
+    expected = "worker" if auth.required else "admin"
+    if (found.mode, found.role) != (auth.mode, expected):
+        raise RuntimeError(
+            f"{service.name} serves {found.mode} (role {found.role}), not {auth.mode} "
+            f"(role {expected})"
+        )
+    return tokens
+
+
+def _create_token(service: Service, role: str, env: dict[str, str]) -> str:
+    """``runtime-store tokens create``; the token is read from its output, never shown."""
+    done = subprocess.run(
+        [
+            *_cli(),
+            "tokens",
+            "create",
+            "--role",
+            role,
+            "--name",
+            f"bench-{role}-{service.name}",
+            "--database-url",
+            service.database_url,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    token = (done.stdout.strip().splitlines() or [""])[-1]
+    if done.returncode != 0 or not token.startswith(TOKEN_PREFIX):
+        # Its stderr only: stdout would hold the token.
+        raise RuntimeError(
+            f"runtime-store tokens create for {service.name} exited with "
+            f"{done.returncode}: {done.stderr.strip()[-2000:]}"
+        )
+    return token
 
 
 def _ready(service: Service) -> bool:

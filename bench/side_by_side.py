@@ -8,6 +8,11 @@ counts records), and the CPU milliseconds per call of each process: the load pro
 client of the HTTP rows; the in-process store and its threads for the ``SqlStore`` rows),
 the ``runtime-store serve`` tree (started with its defaults, as a user starts it) and the
 PostgreSQL backends of the benchmark's database.
+
+With ``--auth both`` the sitting is measured once with tokens required and once open, one
+after the other (each with its own floor, in its own table), and ``auth_table`` sets every
+HTTP cell of the grid of one beside the other's: calls per second and the service's CPU per
+call, and tokens / open of each.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from . import floor
 from .config import Config
+from .floor import FLOOR_JOBS
 from .report import Row, number
 
 APPEND = "append_run_record"
@@ -103,4 +109,46 @@ def table(rows: Sequence[Row]) -> str:
                 *_cpu(row),
             ]
             lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _label(operation: str, backend: str) -> str:
+    """A side-by-side case's label, else the grid's operation and backend."""
+    case = next((c for c in CASES if (c.operation, c.backend) == (operation, backend)), None)
+    return case.label if case else f"{operation} ({backend})"
+
+
+def _over(tokens: float | None, opened: float | None) -> str:
+    return f"{tokens / opened:.2f}" if tokens is not None and opened else "-"
+
+
+def _service_cpu(row: Row) -> float | None:
+    """The service's CPU ms per call of an ``http/<database>`` cell."""
+    return (row.cpu_ms_per_op or {}).get(f"service-{row.backend.split('/', 1)[1]}")
+
+
+def auth_table(tokens: Sequence[Row], opened: Sequence[Row]) -> str:
+    """The HTTP cells of the grid measured with tokens required and open, side by side."""
+    found = {(row.operation, row.backend, row.workers): row for row in opened}
+    lines = [
+        "| case | workers | calls/s tokens | calls/s open | tokens / open "
+        "| service CPU ms/call tokens | open | tokens / open |",
+        "| --- | --: | --: | --: | --: | --: | --: | --: |",
+    ]
+    for row in tokens:
+        other = found.get((row.operation, row.backend, row.workers))
+        if other is None or row.operation not in FLOOR_JOBS or not row.backend.startswith("http/"):
+            continue
+        cpu, cpu_open = _service_cpu(row), _service_cpu(other)
+        cells = [
+            _label(row.operation, row.backend),
+            str(row.workers),
+            number(row.ops_per_s),
+            number(other.ops_per_s),
+            _over(row.ops_per_s, other.ops_per_s),
+            "-" if cpu is None else f"{cpu:.2f}",
+            "-" if cpu_open is None else f"{cpu_open:.2f}",
+            _over(cpu, cpu_open),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

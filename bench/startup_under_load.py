@@ -4,7 +4,8 @@ Issue 29, item 1: on PostgreSQL with two workers and a load average of 4-8, ever
 was killed by the supervisor's 5 s health check while it was still importing, replaced,
 killed again, and the service never answered. This starts ``--busy`` CPU-bound processes
 (4 by default), then ``runtime-store serve --workers 2`` on a fresh PostgreSQL database
-(migrations at start, as an operator runs it), and reports:
+(migrations at start and, unless ``--auth open``, the token key and a bootstrap admin token
+to store, as an operator runs it), and reports:
 
 * how long until ``/readyz`` answers 200, and until every worker has started;
 * whether every worker served: a burst of keep-alive connections is opened and each
@@ -44,6 +45,8 @@ from typing import Any
 
 import httpx
 
+from . import auth
+from .auth import Auth
 from .config import postgres_admin_url
 from .servers import (
     _children,
@@ -122,6 +125,8 @@ class StartUp:
     busy: int
     workers: int
     load_average_at_start: float
+    #: ``tokens`` or ``open`` (``bench/auth.py``).
+    auth: str
     load_average_at_ready: float | None = None
     supervisor_after_s: float | None = None
     readyz_after_s: float | None = None
@@ -255,6 +260,7 @@ def start_under_load(
     workers: int,
     timeout: float,
     start_timeout: int | None,
+    mode: str,
 ) -> StartUp:
     """Start ``serve`` on a fresh database while ``busy`` processes spin; see the module."""
     database_url = create_postgres_database(admin_url)
@@ -263,7 +269,7 @@ def start_under_load(
         stack.callback(drop_postgres_database, admin_url, database_url)
         stack.enter_context(busy_processes(busy))
         time.sleep(2)  # the spinners take their share of the cores
-        result = StartUp(busy, workers, round(os.getloadavg()[0], 2))
+        result = StartUp(busy, workers, round(os.getloadavg()[0], 2), mode)
         port = free_port()
         command = [*_serve_command(), "--host", "127.0.0.1", "--port", str(port)]
         command += ["--workers", str(workers)]
@@ -272,6 +278,8 @@ def start_under_load(
         env = {**os.environ, "RUNTIME_STORE_DATABASE_URL": database_url}
         for variable in ("RUNTIME_STORE_WORKERS", "RUNTIME_STORE_NO_MIGRATE", "PORT"):
             env.pop(variable, None)
+        # Only /readyz and /healthz are asked, which need no token: no worker token made.
+        Auth.of(mode).apply(env)
         with log_path.open("wb") as log:
             started, started_at = time.monotonic(), time.time()
             process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -345,7 +353,8 @@ def report(result: StartUp) -> str:
         f"busy processes: {result.busy}; load average at serve's start: "
         f"{result.load_average_at_start}, when every worker served: "
         f"{result.load_average_at_ready}",
-        f"serve --workers {result.workers}, fresh PostgreSQL database, migrations at start",
+        f"serve --workers {result.workers}, fresh PostgreSQL database, migrations at start, "
+        f"auth {result.auth}",
         f"workers spawned after {result.supervisor_after_s} s (serve's imports, migrations "
         f"and checks); /readyz answered 200 {ready}; every worker started {every}",
         f"workers: {result.worker_pids}; CPU seconds each until it served: {result.worker_cpu_s}",
@@ -385,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--postgres-url", default=postgres_admin_url())
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    auth.add_argument(parser)
     args = parser.parse_args(argv)
     why = postgres_answers(args.postgres_url)
     if why is not None:
@@ -405,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             timeout=args.timeout,
             start_timeout=args.worker_start_timeout,
+            mode=args.auth,
         )
     print(report(result))
     figures["start_up"] = {

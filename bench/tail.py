@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from runtime_store_client import HttpStore, RunStart, RunStatus
 from tests.contract.builders import canceled_record, run_start, started_record, terminal_record
 
 from . import servers
+from .auth import TOKEN_ENV, Tokens
 from .config import Config
 from .drive import drive_http
 from .report import Row
@@ -39,20 +41,28 @@ TAIL_INTERVAL: Final = 0.02
 DELIVERY_TARGET_MS: Final = {"postgres": 50.0, "sqlite": 250.0}
 
 
-def _start(store: HttpStore, prefix: str) -> RunStart:
-    store.create_session(f"{prefix}-session", run_start().started_at)
+def _start(admin: HttpStore, store: HttpStore, prefix: str) -> RunStart:
+    """A running run in a session of its own (created by ``admin``: an admin-only call)."""
+    admin.create_session(f"{prefix}-session", run_start().started_at)
     run = run_start(run_id=f"{prefix}-run", agent_id=AGENT, session_id=f"{prefix}-session")
     store.start_root_run(run, started_record(run), canceled_record(run))
     return run
 
 
-def _subscribers(base_url: str, path: str, count: int, *extra: str) -> subprocess.Popen[str]:
+def _subscribers(
+    base_url: str, token: str | None, path: str, count: int, *extra: str
+) -> subprocess.Popen[str]:
+    # The token in the environment, as the operator commands take it: never in argv.
+    env = {name: value for name, value in os.environ.items() if name != TOKEN_ENV}
+    if token:
+        env[TOKEN_ENV] = token
     process = subprocess.Popen(
         [sys.executable, "-m", "bench.tail_subscribers", base_url, path, str(count), *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parent.parent,
+        env=env,
     )
     assert process.stdout is not None
     if process.stdout.readline().strip() != "ready":
@@ -61,11 +71,15 @@ def _subscribers(base_url: str, path: str, count: int, *extra: str) -> subproces
     return process
 
 
-def measure_delivery(base_url: str, subscribers: int, records: int) -> list[float]:
+def measure_delivery(base_url: str, tokens: Tokens, subscribers: int, records: int) -> list[float]:
     """Seconds from each append's send to each subscriber's delivery of its record."""
-    with HttpStore(base_url) as store:
-        run = _start(store, new_prefix("tail"))
-        process = _subscribers(base_url, f"/v1/runs/{run.run_id}/records/stream", subscribers)
+    with (
+        HttpStore(base_url, token=tokens.worker) as store,
+        HttpStore(base_url, token=tokens.admin) as admin,
+    ):
+        run = _start(admin, store, new_prefix("tail"))
+        stream = f"/v1/runs/{run.run_id}/records/stream"
+        process = _subscribers(base_url, tokens.worker, stream, subscribers)
         sent: dict[str, float] = {}
         for n in range(records):
             started = time.monotonic()
@@ -88,23 +102,28 @@ def measure_delivery(base_url: str, subscribers: int, records: int) -> list[floa
     return samples
 
 
-def measure_appends(base_url: str, config: Config, idle_streams: int) -> Row:
+def measure_appends(base_url: str, tokens: Tokens, config: Config, idle_streams: int) -> Row:
     """Append throughput over HTTP while ``idle_streams`` streams of other runs are open."""
-    with HttpStore(base_url) as store:
-        runs = [_start(store, new_prefix("appender")) for _ in range(APPEND_WORKERS)]
+    with (
+        HttpStore(base_url, token=tokens.worker) as store,
+        HttpStore(base_url, token=tokens.admin) as admin,
+    ):
+        runs = [_start(admin, store, new_prefix("appender")) for _ in range(APPEND_WORKERS)]
         # Each idle stream follows a run of its own that nobody writes to.
-        quiet = [_start(store, new_prefix("quiet")) for _ in range(idle_streams)]
+        quiet = [_start(admin, store, new_prefix("quiet")) for _ in range(idle_streams)]
     holder = None
     if quiet:
         paths = "|".join(f"/v1/runs/{run.run_id}/records/stream" for run in quiet)
-        holder = _subscribers(base_url, paths, len(quiet), "--idle")
+        holder = _subscribers(base_url, tokens.worker, paths, len(quiet), "--idle")
         time.sleep(1.0)  # the streams' first reads are done; only idle streams remain
 
     def calls(worker: int, i: int) -> Call:
         return Call("append_run_record", (ordinary(runs[worker], f"k-{i}"),))
 
     try:
-        measured = drive_http(base_url, calls, APPEND_WORKERS, config.warmup, config.duration)
+        measured = drive_http(
+            base_url, tokens.worker, calls, APPEND_WORKERS, config.warmup, config.duration
+        )
     finally:
         if holder is not None:
             holder.communicate(input="", timeout=60)
@@ -127,7 +146,7 @@ def run_tail(
         backend = f"http/{name}"
         for subscribers in TAIL_SUBSCRIBERS:
             log(f"tail delivery on {name}: {subscribers} subscriber(s), {records} records")
-            samples = measure_delivery(service.base_url, subscribers, records)
+            samples = measure_delivery(service.base_url, service.tokens, subscribers, records)
             row = Row.of(
                 f"tail delivery, {subscribers} subscriber(s)",
                 backend,
@@ -139,7 +158,7 @@ def run_tail(
             rows.append(row)
         for idle in (0, IDLE_STREAMS):
             log(f"append throughput on {name} with {idle} idle streams")
-            row = measure_appends(service.base_url, config, idle)
+            row = measure_appends(service.base_url, service.tokens, config, idle)
             row.backend = backend
             rows.append(row)
         base, loaded = rows[-2], rows[-1]

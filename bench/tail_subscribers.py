@@ -5,7 +5,8 @@ on one event loop, prints ``ready`` once every stream has delivered its first re
 and at the end of the streams prints one JSON object: for each record ID, the
 ``time.monotonic()`` of each delivery (comparable with the writer's: one machine clock).
 With ``--idle``, ``PATH`` is several paths joined by ``|``: it opens one stream of each,
-prints ``ready`` once they are open and holds them until stdin closes.
+prints ``ready`` once they are open and holds them until stdin closes. The token, if the
+service requires one, comes in ``RUNTIME_STORE_TOKEN`` (as the operator commands take it).
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
 import httpx
 from httpx_sse import EventSource
+
+from bench.auth import TOKEN_ENV, headers
 
 
 async def _follow(
@@ -44,7 +48,10 @@ async def _hold(client: httpx.AsyncClient, path: str, opened: asyncio.Event) -> 
 async def main(url: str, path: str, count: int, idle: bool) -> None:
     limits = httpx.Limits(max_connections=count + 10)
     timeout = httpx.Timeout(30, read=None)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout) as client:
+    sent = headers(os.environ.get(TOKEN_ENV))
+    async with httpx.AsyncClient(
+        base_url=url, limits=limits, timeout=timeout, headers=sent
+    ) as client:
         if idle:
             paths = path.split("|")
             opened = [asyncio.Event() for _ in paths]

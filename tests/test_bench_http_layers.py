@@ -1,13 +1,17 @@
 """``python -m bench.http_layers`` puts each sample in the layer its innermost frame names.
 
 The sampling itself needs py-spy and ptrace (run by hand, docs/performance.md); what is
-tested here is the accounting the printed figures rest on.
+tested here is the accounting the printed figures rest on, and the mode it serves in.
 """
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
+import pytest
+
+from bench import http_layers
 from bench.http_layers import REST, layer_of, read_samples
 
 SERVER = [
@@ -68,3 +72,21 @@ def test_only_the_event_loop_threads_samples_count(tmp_path: Path) -> None:
     )
     counts = read_samples(raw)
     assert counts == {REST: 5, "store call": 3}
+
+
+@pytest.mark.parametrize(("argv", "mode"), [([], "tokens"), (["--auth", "open"], "open")])
+def test_it_serves_with_tokens_unless_told_open(
+    argv: list[str], mode: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[str] = []
+
+    def measure(*args: object) -> tuple[float, int, collections.Counter[str]]:
+        asked.append(str(args[-1]))
+        return 2.0, 10, collections.Counter({REST: 3, "store call": 1})
+
+    monkeypatch.setattr(http_layers, "measure", measure)
+    http_layers.main(argv)
+    assert asked == [mode]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith(f"auth {mode}: 10 appends, service CPU 2.000 ms per append")
+    assert "| store call | 25.0% | 0.500 |" in printed

@@ -1,11 +1,12 @@
 """``python -m bench --smoke`` runs end to end and reports every operation.
 
 The smoke mode measures everything at tiny scale in a few tens of seconds; this test only
-checks that it completes and that its table and JSON hold every operation on every
-backend (never any timing). It runs the parts that share the grid's services; the
-observability and lifecycle parts start services and databases of their own (minutes
-even at smoke scale) and are run by hand (``python -m bench --smoke --parts …``); the
-console part (seconds at smoke scale) has its own test.
+checks that it completes and that its table and JSON hold every operation on every backend
+(never any timing), served as by default: with tokens required (every service's mode is
+asked at its start, so a run that completes in ``tokens`` was served with them). It runs the
+parts that share the grid's services; the observability and lifecycle parts start services
+and databases of their own (minutes even at smoke scale) and are run by hand (``python -m
+bench --smoke --parts …``); the console part (seconds at smoke scale) has its own test.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sqlalchemy as sa
 
 from bench import (
     append_cost,
+    auth_cost,
     batch_growth,
     client_cost,
     one_worker,
@@ -105,6 +107,8 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.stdout.startswith("auth tokens (required: a worker token on each call")
+    assert " tokens " in next(line for line in done.stderr.splitlines() if "ops/s" in line)
 
     printed = _table(done.stdout)
     for operation, _ in WORKLOADS:
@@ -115,6 +119,7 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
         assert backends == expected, prefix
 
     results = json.loads(output.read_text())
+    assert results["meta"]["config"]["auth"] == "tokens"
     assert {(row["operation"], row["backend"]) for row in results["rows"]} == set(printed)
     # Every grid row is judged against the physical floor of its job (issue 18).
     assert set(FLOOR_JOBS) == {operation for operation, _ in WORKLOADS}
@@ -134,6 +139,7 @@ def test_smoke_mode_measures_every_operation(tmp_path: Path) -> None:
         check=False,
     )
     assert rendered.returncode == 0, rendered.stderr
+    assert "auth tokens" in rendered.stdout.splitlines()[0]
     assert set(_table(rendered.stdout)) >= set(printed)
     for target in results["targets"]:
         assert target["name"] in rendered.stdout
@@ -167,6 +173,7 @@ def test_console_part_times_every_console_page_on_both_databases(tmp_path: Path)
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
     results = json.loads(output.read_text())
+    assert results["meta"]["config"]["auth"] == "tokens"
     summary = results["meta"]["console"]
     expected = {page.name for page in console_pages(summary["runs"])}
     assert set(summary["pages"]) == {"http/postgres", "http/sqlite"}
@@ -313,3 +320,30 @@ def test_client_cost_measures_both_clients_in_every_round() -> None:
         (kind, client) for kind in client_cost.KINDS for client in ("lean", "plain")
     }
     assert all(len(values) == 2 and min(values) > 0 for values in figures.values())
+
+
+@pytest.mark.postgres
+def test_auth_cost_pairs_tokens_with_open_at_every_level_and_leaves_no_database(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m bench.auth_cost`` serves one service per mode (tokens required, open),
+    measures each level in back-to-back pairs, prints both with their ratios and verdicts,
+    and drops its databases."""
+    server = _postgres_server()
+    before = _bench_databases(server)
+
+    summary = auth_cost.main(
+        ["--levels", "1,2", "--rounds", "2", "--seconds", "0.5", "--postgres-url", server]
+    )
+
+    rows = summary["rows"]
+    assert isinstance(rows, list)
+    assert [row["callers"] for row in rows] == [1, 2]
+    for row in rows:
+        assert row["pairs"] == 2
+        assert min(row["appends_per_second"].values()) > 0
+        assert min(row["cpu_ms_per_append"].values()) > 0
+    printed = capsys.readouterr().out
+    assert printed.count("target >= 0.9") == 2
+    assert printed.count("target <= 1.1") == 2
+    assert _bench_databases(server) == before
