@@ -73,8 +73,19 @@ def _measure(
     )
 
 
-def measure(admin_url: str, levels: list[int], rounds: int, seconds: float) -> dict[str, object]:
-    """Each level's medians per mode and their ratios."""
+def measure(
+    admin_url: str,
+    levels: list[int],
+    rounds: int,
+    seconds: float,
+    serve_pythonpath: str = "",
+    *,
+    same: bool = False,
+) -> dict[str, object]:
+    """Each level's medians per mode and their ratios; ``serve_pythonpath`` serves another
+    checkout (a before in a worktree); ``same`` serves both sides open (an A/A run: the
+    harness's own noise)."""
+    env = {"PYTHONPATH": serve_pythonpath} if serve_pythonpath else {}
     work = Path(tempfile.mkdtemp(prefix="bench-auth-"))
     urls = {mode: create_postgres_database(admin_url) for mode in MODES}
     engines = {mode: create_engine(url) for mode, url in urls.items()}
@@ -85,7 +96,9 @@ def measure(admin_url: str, levels: list[int], rounds: int, seconds: float) -> d
             upgrade_schema(url)
             name = url.rsplit("/", 1)[1]
             dbs[mode] = Database(name, url, engines[mode], SqlStore(engines[mode]), 0)
-            services[mode] = start_service(f"auth-{mode}", url, work, auth=Auth.of(mode))
+            services[mode] = start_service(
+                f"auth-{mode}", url, work, env=env, auth=Auth.of("open" if same else mode)
+            )
         samples: dict[tuple[str, int], list[Sample]] = {}
         for round_ in range(rounds):
             for level in levels:
@@ -93,7 +106,7 @@ def measure(admin_url: str, levels: list[int], rounds: int, seconds: float) -> d
                 for mode in order:
                     sample = _measure(services[mode], dbs[mode], mode, level, round_, seconds)
                     samples.setdefault((mode, level), []).append(sample)
-        return _summary(samples, levels)
+        return {**_summary(samples, levels), "same": same}
     finally:
         for service in services.values():
             stop_service(service)
@@ -133,8 +146,11 @@ def _summary(samples: dict[tuple[str, int], list[Sample]], levels: list[int]) ->
 
 
 def render(summary: dict[str, object]) -> str:
+    heading = "HTTP appends, tokens required against open (medians over back-to-back pairs):"
+    if summary.get("same"):
+        heading = "A/A: both sides served open, labelled as tokens and open (the harness's noise):"
     lines = [
-        "HTTP appends, tokens required against open (medians over back-to-back pairs):",
+        heading,
         "",
         "| callers | appends/s tokens | open | tokens / open | service CPU ms/append tokens "
         "| open | tokens / open |",
@@ -169,9 +185,24 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--rounds", type=int, default=8, help="pairs of cells per level")
     parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per cell")
     parser.add_argument("--postgres-url", default=postgres_admin_url())
+    parser.add_argument(
+        "--serve-pythonpath", default="", help="PYTHONPATH of the served processes (a before)"
+    )
+    parser.add_argument(
+        "--same",
+        action="store_true",
+        help="serve both sides open (A/A): the ratios then show the harness's noise",
+    )
     args = parser.parse_args(argv)
     levels = [int(level) for level in args.levels.split(",")]
-    summary = measure(args.postgres_url, levels, args.rounds, args.seconds)
+    summary = measure(
+        args.postgres_url,
+        levels,
+        args.rounds,
+        args.seconds,
+        args.serve_pythonpath,
+        same=args.same,
+    )
     print(render(summary))
     return summary
 
