@@ -440,3 +440,8 @@ def test_the_client_install_claim_names_its_dependencies() -> None:
         re.split(r"[<>=\[; ]", dep, maxsplit=1)[0] for dep in project["project"]["dependencies"]
     }
     assert claimed == required
+
+
+def test_the_performance_page_stays_a_page() -> None:
+    """docs/performance.md holds today's figures; earlier sittings live in its git history."""
+    assert len((ROOT / "docs" / "performance.md").read_text().splitlines()) <= 300
