@@ -150,8 +150,7 @@ def _service(url: str, token: str | None, deadline: float = 10.0) -> Iterator[Ht
     except AuthError as exc:
         if exc.code == "permission_denied":  # a valid token whose role is too low
             raise _fail(
-                f"{exc.code}: {exc.message}: pass a token of that role with --token or "
-                f"{TOKEN_ENV}",
+                f"{exc.code}: {exc.message}: pass a token of that role with --token or {TOKEN_ENV}",
                 EXIT_REFUSED,
             ) from None
         fix = (
