@@ -194,6 +194,7 @@ async def _services(
         pool_size=blocking_pool_size(settings.db_pool_size) if greenlets else settings.db_pool_size,
         max_overflow=DB_POOL_OVERFLOW,
         read_timeout_seconds=settings.read_timeout_seconds,
+        sqlite_synchronous=settings.sqlite_synchronous,
     )
     service_engine = (
         create_async_engine(

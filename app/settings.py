@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
@@ -61,6 +61,16 @@ class Settings(BaseSettings):
         "runtime-store.db in the working directory. The commands that open the "
         "database themselves (`db`, `tokens`, `retention`) read it too, or their "
         "`--database-url` option.",
+        json_schema_extra={"group": DATABASE},
+    )
+    sqlite_synchronous: Literal["full", "normal"] = Field(
+        default="full",
+        description="SQLite: when an acknowledged write is on disk. `full`: every commit is "
+        "synced to disk before it is answered, so an acknowledged write survives an OS crash "
+        "or a power loss. `normal`: the write-ahead log is synced only at checkpoints (about "
+        "every 1,000 pages): a crash of the service loses nothing, an OS crash or a power loss "
+        "may lose the writes acknowledged since the last checkpoint; in exchange appends cost "
+        "less (docs/administration.md). PostgreSQL ignores it (its own `synchronous_commit`).",
         json_schema_extra={"group": DATABASE},
     )
     db_pool_size: int = Field(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -60,18 +60,28 @@ class _NoRowLogging(logging.Filter):
 _ROW_FILTER = _NoRowLogging()
 
 
+#: When a SQLite commit is on disk. ``full``: WAL commits are synced before they are
+#: answered, so an acknowledged write survives an OS crash or a power loss. ``normal``: the
+#: WAL is synced only at checkpoints: a process crash loses nothing, an OS crash or a power
+#: loss may lose the writes acknowledged since the last one (docs/administration.md).
+SqliteSynchronous = Literal["full", "normal"]
+SQLITE_SYNCHRONOUS: Final[dict[str, str]] = {"full": "FULL", "normal": "NORMAL"}
+
+
 def create_engine(
     url: str | URL,
     *,
     read_timeout_seconds: float | None = DEFAULT_READ_TIMEOUT_SECONDS,
+    sqlite_synchronous: SqliteSynchronous = "full",
     **kwargs: Any,
 ) -> Engine:
     """An engine configured for runtime-store on SQLite or PostgreSQL; its reads stop
-    after ``read_timeout_seconds`` (``None``: never; CONTRACT.md 2.10)."""
+    after ``read_timeout_seconds`` (``None``: never; CONTRACT.md 2.10). On SQLite
+    ``sqlite_synchronous`` says when a commit is on disk (``SQLITE_SYNCHRONOUS``)."""
     parsed = normalize_url(url)
     _configure(kwargs, read_timeout_seconds)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(parsed, **kwargs)
+        return _sqlite_engine(parsed, synchronous=SQLITE_SYNCHRONOUS[sqlite_synchronous], **kwargs)
     return sa.create_engine(parsed, **_postgresql(parsed, kwargs))
 
 
@@ -122,7 +132,7 @@ def _postgresql(url: URL, kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _sqlite_engine(url: URL, **kwargs: Any) -> Engine:
+def _sqlite_engine(url: URL, *, synchronous: str, **kwargs: Any) -> Engine:
     if url.database in (None, "", ":memory:"):
         # An in-memory database lives in one connection: its pool takes no sizes.
         kwargs.pop("pool_size", None)
@@ -139,7 +149,7 @@ def _sqlite_engine(url: URL, **kwargs: Any) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.close()
