@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.storage import upgrade_schema
 from tests.conftest import free_port
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
@@ -156,3 +158,17 @@ def test_tokens_take_a_database_url_and_list_times_as_the_api_writes_them(
     name, role, state, created_at = row.split()
     assert (name, role, state) == ("ci", "worker", "active")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", created_at)
+
+
+def test_serve_on_a_schema_newer_than_it_knows_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    upgrade_schema(url)
+    with sqlite3.connect(tmp_path / "newer.db") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999_later'")
+    done = _run("serve", "--port", str(free_port()), env={"RUNTIME_STORE_DATABASE_URL": url})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    assert "newer than this runtime-store knows" in lines[0]
+    assert "Traceback" not in done.stderr

@@ -58,6 +58,21 @@ def _check_settings(settings: Settings) -> None:
         )
 
 
+def _refuse_a_newer_schema(url: str) -> None:
+    """One line, before anything is migrated or served, for a database a later
+    runtime-store wrote (as ``db check`` says it); anything else wrong is said later."""
+    from app.cli import opening
+    from app.storage.database.inspection import State
+
+    where = opening.target(url)
+    try:
+        found = opening.inspect(where)
+    except Exception:  # unreachable and the like: the migration step says it in one line
+        return
+    if found.state is State.NEWER:
+        opening.refuse(opening.advice(where, found))
+
+
 def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
     """Check the auth setup before serving: tokens are required exactly when the token key
     is set (app/api/auth/); refuse a setup that would serve open by mistake, and store
@@ -261,6 +276,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
     _announce_retention(settings)
     database, _ = display_url(settings.database_url)
     note_database(database)
+    _refuse_a_newer_schema(settings.database_url)
     if not no_migrate:
         upgrade_schema_exclusively(settings.database_url)
         _, current, _ = schema_is_current(settings.database_url)
