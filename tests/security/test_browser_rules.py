@@ -306,3 +306,20 @@ def test_8_every_response_carries_nosniff(served: Served) -> None:
     status, headers, _ = _raw_answer(served.server, b"FOO / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert status.startswith("HTTP/1.1 400"), status
     assert headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /v1/sessions HTTP/1.1\r\n\r\n",
+        b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n",
+    ],
+    ids=["no-host", "two-hosts"],
+)
+def test_an_http_1_1_request_without_exactly_one_host_is_refused(
+    sqlite_server: LiveServer, head: bytes
+) -> None:
+    status, headers, body = _raw_answer(sqlite_server, head)
+    assert status.startswith("HTTP/1.1 400"), status
+    assert headers["x-content-type-options"] == "nosniff"
+    assert json.loads(body)["code"] == "invalid_argument"
