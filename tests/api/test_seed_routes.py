@@ -568,7 +568,8 @@ def test_reads_answer_their_problems_with_the_run_id(api: TestClient) -> None:
     assert_problem(
         api.get(seed, params={"seed_end_id": "1"}), 404, "seed_not_found", run_id=missing
     )
-    assert_problem(api.get(f"/v1/runs/{run_id}/seed"), 422, "invalid_argument", run_id=run_id)
+    unnamed = api.get(f"/v1/runs/{run_id}/seed")
+    assert (unnamed.status_code, unnamed.json()["code"]) == (422, "invalid_argument")
     wrong = api.get(f"/v1/runs/{run_id}/seed", params={"seed_end_id": "2"})
     assert_problem(wrong, 409, "seed_conflict", run_id=run_id)
     records = f"/v1/runs/{run_id}/seed/records"
@@ -583,7 +584,7 @@ def test_reads_answer_their_problems_with_the_run_id(api: TestClient) -> None:
     compiled = f"/v1/runs/{run_id}/preparation/records"
     assert_problem(api.get(compiled), 422, "invalid_argument", run_id=run_id)
     found = api.get(f"/v1/runs/{run_id}/preparation", params={"agent_id": AGENT})
-    assert_problem(found, 422, "invalid_argument", run_id=run_id)
+    assert (found.status_code, found.json()["code"]) == (422, "invalid_argument")
     other = api.get(
         f"/v1/runs/{run_id}/preparation", params={"agent_id": AGENT, "command_id": "cmd-2"}
     )
@@ -781,3 +782,24 @@ def test_the_openapi_document_lists_the_eight_operations(api: TestClient) -> Non
         for spec in paths[path].values():
             codes = json.dumps(spec["responses"])
             assert "seed_conflict" in codes or "seed_not_found" in codes, path
+
+
+def test_the_seed_reads_declare_the_parameters_the_service_requires() -> None:
+    """openapi.json marks required what a read refuses when left out (422
+    ``invalid_argument``, as any validation error). The two seed lists keep theirs optional
+    in the document: their ``limit`` is checked first (CONTRACT.md 15.4), before FastAPI
+    could refuse a missing parameter."""
+    from app.main import create_app
+    from app.settings import Settings
+
+    document = create_app(Settings(database_url="sqlite://")).openapi()
+    required = {
+        ("/v1/runs/{run_id}/preparation", "agent_id"),
+        ("/v1/runs/{run_id}/preparation", "command_id"),
+        ("/v1/runs/{run_id}/seed", "seed_end_id"),
+    }
+    for path, name in required:
+        (parameter,) = [
+            p for p in document["paths"][path]["get"]["parameters"] if p["name"] == name
+        ]
+        assert parameter["required"] is True, (path, name)

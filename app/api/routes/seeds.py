@@ -281,13 +281,14 @@ async def settle_run_preparation(
 async def find_run_preparation(
     run_id: SeedRunIdPath,
     request: Request,
+    *,
     agent_id: Annotated[
         str, Query(description="The operation's agent.", examples=[SEED_AGENT_EXAMPLE])
-    ] = "",
+    ],
     session_id: Annotated[str, Query(description='The operation\'s session; "" if none.')] = "",
     command_id: Annotated[
         str, Query(description="The original command.", examples=[SEED_COMMAND_EXAMPLE])
-    ] = "",
+    ],
 ) -> Response:
     """The operation's published preparation, or `found` false while none is published
     (ordinary absence: it does not mean the uploader stopped). Reads only; another
@@ -318,7 +319,7 @@ async def load_run_seed(
             description="The published history end (a run's `seed_end_id`); required.",
             examples=[SEED_HISTORY_END_EXAMPLE],
         ),
-    ] = "",
+    ],
 ) -> Response:
     """The run ID's published seed: its declaration, source and history end. No
     declaration is `seed_not_found`, none published `seed_not_published`, a `seed_end_id`
@@ -343,7 +344,8 @@ async def list_run_seed_records(
     seed_end_id: Annotated[
         str,
         Query(
-            description="The published history end; required.",
+            description="The published history end; required (left out: `invalid_argument`, "
+            "after the check of `limit`, which comes first).",
             examples=[SEED_HISTORY_END_EXAMPLE],
         ),
     ] = "",
@@ -373,7 +375,11 @@ async def list_run_preparation_records(
     request: Request,
     end_id: Annotated[
         str,
-        Query(description="The published body end; required.", examples=[SEED_END_EXAMPLE]),
+        Query(
+            description="The published body end; required (left out: `invalid_argument`, "
+            "after the check of `limit`, which comes first).",
+            examples=[SEED_END_EXAMPLE],
+        ),
     ] = "",
     after: AfterQuery = "",
     limit: SeedLimitQuery = 100,

@@ -18,9 +18,9 @@ from typing import cast
 def _get_kwargs(
     run_id: str,
     *,
-    agent_id: str | Unset = '',
+    agent_id: str,
     session_id: str | Unset = '',
-    command_id: str | Unset = '',
+    command_id: str,
 
 ) -> dict[str, Any]:
     
@@ -140,9 +140,9 @@ def sync_detailed(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    agent_id: str | Unset = '',
+    agent_id: str,
     session_id: str | Unset = '',
-    command_id: str | Unset = '',
+    command_id: str,
 
 ) -> Response[PreparationAnswerBody | Problem]:
     """ Find a preparation
@@ -153,9 +153,9 @@ def sync_detailed(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        agent_id (str | Unset): The operation's agent. Default: ''.
+        agent_id (str): The operation's agent.
         session_id (str | Unset): The operation's session; "" if none. Default: ''.
-        command_id (str | Unset): The original command. Default: ''.
+        command_id (str): The original command.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -184,9 +184,9 @@ def sync(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    agent_id: str | Unset = '',
+    agent_id: str,
     session_id: str | Unset = '',
-    command_id: str | Unset = '',
+    command_id: str,
 
 ) -> PreparationAnswerBody | Problem | None:
     """ Find a preparation
@@ -197,9 +197,9 @@ def sync(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        agent_id (str | Unset): The operation's agent. Default: ''.
+        agent_id (str): The operation's agent.
         session_id (str | Unset): The operation's session; "" if none. Default: ''.
-        command_id (str | Unset): The original command. Default: ''.
+        command_id (str): The original command.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -223,9 +223,9 @@ async def asyncio_detailed(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    agent_id: str | Unset = '',
+    agent_id: str,
     session_id: str | Unset = '',
-    command_id: str | Unset = '',
+    command_id: str,
 
 ) -> Response[PreparationAnswerBody | Problem]:
     """ Find a preparation
@@ -236,9 +236,9 @@ async def asyncio_detailed(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        agent_id (str | Unset): The operation's agent. Default: ''.
+        agent_id (str): The operation's agent.
         session_id (str | Unset): The operation's session; "" if none. Default: ''.
-        command_id (str | Unset): The original command. Default: ''.
+        command_id (str): The original command.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -267,9 +267,9 @@ async def asyncio(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    agent_id: str | Unset = '',
+    agent_id: str,
     session_id: str | Unset = '',
-    command_id: str | Unset = '',
+    command_id: str,
 
 ) -> PreparationAnswerBody | Problem | None:
     """ Find a preparation
@@ -280,9 +280,9 @@ async def asyncio(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        agent_id (str | Unset): The operation's agent. Default: ''.
+        agent_id (str): The operation's agent.
         session_id (str | Unset): The operation's session; "" if none. Default: ''.
-        command_id (str | Unset): The original command. Default: ''.
+        command_id (str): The original command.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

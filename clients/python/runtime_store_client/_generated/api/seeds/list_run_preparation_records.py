@@ -153,7 +153,8 @@ def sync_detailed(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        end_id (str | Unset): The published body end; required. Default: ''.
+        end_id (str | Unset): The published body end; required (left out: `invalid_argument`,
+            after the check of `limit`, which comes first). Default: ''.
         after (str | Unset): "" to read from the start, or the ID of a record of the listed range
             (the previous page's `next_cursor`). Default: ''.
         limit (int | Unset):  Default: 100.
@@ -198,7 +199,8 @@ def sync(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        end_id (str | Unset): The published body end; required. Default: ''.
+        end_id (str | Unset): The published body end; required (left out: `invalid_argument`,
+            after the check of `limit`, which comes first). Default: ''.
         after (str | Unset): "" to read from the start, or the ID of a record of the listed range
             (the previous page's `next_cursor`). Default: ''.
         limit (int | Unset):  Default: 100.
@@ -238,7 +240,8 @@ async def asyncio_detailed(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        end_id (str | Unset): The published body end; required. Default: ''.
+        end_id (str | Unset): The published body end; required (left out: `invalid_argument`,
+            after the check of `limit`, which comes first). Default: ''.
         after (str | Unset): "" to read from the start, or the ID of a record of the listed range
             (the previous page's `next_cursor`). Default: ''.
         limit (int | Unset):  Default: 100.
@@ -283,7 +286,8 @@ async def asyncio(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        end_id (str | Unset): The published body end; required. Default: ''.
+        end_id (str | Unset): The published body end; required (left out: `invalid_argument`,
+            after the check of `limit`, which comes first). Default: ''.
         after (str | Unset): "" to read from the start, or the ID of a record of the listed range
             (the previous page's `next_cursor`). Default: ''.
         limit (int | Unset):  Default: 100.

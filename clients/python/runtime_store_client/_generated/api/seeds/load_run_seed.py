@@ -10,7 +10,6 @@ from ... import errors
 
 from ...models.problem import Problem
 from ...models.run_seed_body import RunSeedBody
-from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,7 +17,7 @@ from typing import cast
 def _get_kwargs(
     run_id: str,
     *,
-    seed_end_id: str | Unset = '',
+    seed_end_id: str,
 
 ) -> dict[str, Any]:
     
@@ -134,7 +133,7 @@ def sync_detailed(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    seed_end_id: str | Unset = '',
+    seed_end_id: str,
 
 ) -> Response[Problem | RunSeedBody]:
     """ Load a published seed
@@ -145,8 +144,7 @@ def sync_detailed(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        seed_end_id (str | Unset): The published history end (a run's `seed_end_id`); required.
-            Default: ''.
+        seed_end_id (str): The published history end (a run's `seed_end_id`); required.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -173,7 +171,7 @@ def sync(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    seed_end_id: str | Unset = '',
+    seed_end_id: str,
 
 ) -> Problem | RunSeedBody | None:
     """ Load a published seed
@@ -184,8 +182,7 @@ def sync(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        seed_end_id (str | Unset): The published history end (a run's `seed_end_id`); required.
-            Default: ''.
+        seed_end_id (str): The published history end (a run's `seed_end_id`); required.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -207,7 +204,7 @@ async def asyncio_detailed(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    seed_end_id: str | Unset = '',
+    seed_end_id: str,
 
 ) -> Response[Problem | RunSeedBody]:
     """ Load a published seed
@@ -218,8 +215,7 @@ async def asyncio_detailed(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        seed_end_id (str | Unset): The published history end (a run's `seed_end_id`); required.
-            Default: ''.
+        seed_end_id (str): The published history end (a run's `seed_end_id`); required.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -246,7 +242,7 @@ async def asyncio(
     run_id: str,
     *,
     client: AuthenticatedClient,
-    seed_end_id: str | Unset = '',
+    seed_end_id: str,
 
 ) -> Problem | RunSeedBody | None:
     """ Load a published seed
@@ -257,8 +253,7 @@ async def asyncio(
 
     Args:
         run_id (str): The run ID the seed prepares.
-        seed_end_id (str | Unset): The published history end (a run's `seed_end_id`); required.
-            Default: ''.
+        seed_end_id (str): The published history end (a run's `seed_end_id`); required.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
