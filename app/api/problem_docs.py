@@ -57,7 +57,11 @@ def problems(*errors: type[StoreError]) -> dict[int | str, dict[str, Any]]:
 #: app/api/examples.py); the status, title and type follow from the code.
 _EXAMPLE_DETAILS: Mapping[str, tuple[str, dict[str, str]]] = {
     "unauthenticated": ("a bearer token is required", {}),
-    "permission_denied": ("the reader role may not write", {}),
+    "permission_denied": (
+        "this operation needs a token of the worker or admin role; the token 'ops-reader' "
+        "has the reader role",
+        {},
+    ),
     "invalid_argument": ("run.session_id is required", {}),
     "payload_too_large": ("the request body is larger than 8388608 bytes", {}),
     "internal": ("internal error; quote the request_id when reporting it", {}),

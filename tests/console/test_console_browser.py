@@ -211,7 +211,7 @@ def test_a_reader_is_refused_ending_purging_and_exporting_by_the_api(
     page.click("#end-confirm")
     refusal = page.wait_for_selector("#action-result [data-problem=permission_denied]")
     assert "403" in refusal.inner_text()
-    assert "reader role may not" in refusal.inner_text()
+    assert "needs a token of the admin role" in refusal.inner_text()
 
     page.click("text=Export (NDJSON)")
     page.wait_for_selector("#action-result [data-problem=permission_denied]")
