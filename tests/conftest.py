@@ -16,6 +16,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,9 +183,10 @@ def _admin_engine() -> Engine:
     return create_engine(postgres_server_url(), isolation_level="AUTOCOMMIT", pool_size=1)
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """URL of a PostgreSQL database created for this test session, migrated to head."""
+@contextmanager
+def new_postgres_database(*, migrated: bool = True) -> Iterator[str]:
+    """The URL of a PostgreSQL database made for the caller (migrated to head unless told
+    otherwise), dropped afterwards; skips (or fails, when required) without a server."""
     admin = _admin_engine()
     try:
         with admin.connect() as conn:
@@ -199,12 +201,20 @@ def postgres_url() -> Iterator[str]:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     url = make_url(postgres_server_url()).set(database=name).render_as_string(hide_password=False)
     try:
-        upgrade_schema(url)
+        if migrated:
+            upgrade_schema(url)
         yield url
     finally:
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """URL of a PostgreSQL database created for this test session, migrated to head."""
+    with new_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -14,16 +14,13 @@ import secrets
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import sqlalchemy as sa
-from sqlalchemy.engine import make_url
 
-from tests.conftest import _admin_engine, _postgres_required, free_port, postgres_server_url
+from tests.conftest import free_port, new_postgres_database
 from tests.packaging import ROOT, uv, uv_environment
 
 #: What a worker does with the installed client: its session made by the admin token (the
@@ -104,26 +101,8 @@ def _run(bin_dir: Path, cwd: Path, env: dict[str, str], *args: str) -> str:
 @pytest.fixture
 def fresh_postgres_database() -> Iterator[str]:
     """A new, empty PostgreSQL database (no schema): what a first deployment meets."""
-    admin = _admin_engine()
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except sa.exc.OperationalError as exc:
-        admin.dispose()
-        if _postgres_required():
-            pytest.fail(f"PostgreSQL is required but does not answer: {exc}")
-        pytest.skip("no PostgreSQL server answers")
-    name = f"rs_install_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield (
-            make_url(postgres_server_url()).set(database=name).render_as_string(hide_password=False)
-        )
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with new_postgres_database(migrated=False) as url:
+        yield url
 
 
 def _serve_and_work(bin_dir: Path, home: Path, database_url: str) -> None:
