@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from app.storage import SqlStore, create_engine
+from app.storage import SqlStore, create_engine, upgrade_schema
 from runtime_store_client import RunNotFoundError, UnavailableError
 from tests.contract.builders import (
     all_session_records,
     canceled_record,
     new_session,
+    record,
     run_start,
     started_record,
 )
@@ -107,5 +110,38 @@ def test_a_terminated_connection_is_retried_and_the_write_lands_once(
         result = store.start_root_run(run, started_record(run), canceled_record(run))
         assert result.started.inserted
         assert [r.type for r in all_session_records(store, session.id)] == ["run_started"]
+    finally:
+        engine.dispose()
+
+
+def test_a_full_sqlite_database_is_unavailable_and_writes_nothing(tmp_path: Path) -> None:
+    """A disk (or file) that is full answers ``unavailable`` (a retryable 503, as PostgreSQL's
+    disk-full is), never a server error, and the refused append leaves nothing behind;
+    once there is room the same append succeeds."""
+    url = f"sqlite:///{tmp_path / 'full.db'}"
+    upgrade_schema(url)
+    engine = create_engine(url, pool_size=1)
+    limit = {"pages": 0}
+
+    @sa.event.listens_for(engine, "connect")
+    def _cap(dbapi_connection: Any, _record: Any) -> None:
+        if limit["pages"]:
+            dbapi_connection.execute(f"PRAGMA max_page_count = {limit['pages']}")
+
+    try:
+        store = SqlStore(engine, attempts=2)
+        session = new_session(store)
+        run = run_start(session_id=session.id)
+        store.start_root_run(run, started_record(run), canceled_record(run))
+        with engine.connect() as conn:
+            limit["pages"] = int(conn.exec_driver_sql("PRAGMA page_count").scalar_one())
+        engine.dispose()  # new connections, capped at the file's size now
+        big = record(run, event_key="big", payload=b'"' + b"x" * 200_000 + b'"')
+        with pytest.raises(UnavailableError):
+            store.append_run_record(big)
+        assert [r.event_key for r in store.list_run_records(run.run_id).records] == ["start"]
+        limit["pages"] = 0
+        engine.dispose()
+        assert store.append_run_record(big).inserted
     finally:
         engine.dispose()

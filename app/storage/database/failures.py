@@ -4,6 +4,7 @@ never run again (CONTRACT.md 2.10)."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Final
 
 import sqlalchemy as sa
@@ -32,6 +33,10 @@ def is_transient(exc: BaseException) -> bool:
         return sqlstate in _TRANSIENT_SQLSTATES or sqlstate[:2] in ("08", "53")
     if isinstance(exc, sa.exc.OperationalError):
         if type(exc.orig).__module__.startswith("sqlite3"):
+            # A full disk (or file) is transient as PostgreSQL's 53100 is: nothing was
+            # written, and the same write succeeds once space is freed.
+            if getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                return True
             message = str(exc.orig).lower()  # never "interrupted": a stopped statement
             return "locked" in message or "busy" in message
         # psycopg raises OperationalError without a SQLSTATE when the connection fails.
