@@ -104,6 +104,20 @@ def advice(where: Target, found: Found) -> str:
             return f"{name} is at schema {found.head}"
 
 
+def refuse_a_newer_schema(url: str) -> None:
+    """One line and exit 2 for a database a later runtime-store wrote (what ``serve``
+    says before it migrates or serves anything); anything else wrong is said later."""
+    from app.storage.database.inspection import State
+
+    where = target(url)
+    try:
+        found = inspect(where)
+    except Exception:  # unreachable and the like: the migration step says it in one line
+        return
+    if found.state is State.NEWER:
+        refuse(advice(where, found))
+
+
 def refuse(line: str, code: int = common.EXIT_DATABASE) -> NoReturn:
     typer.echo(f"error: {line}", err=True)
     raise typer.Exit(code)

@@ -16,6 +16,7 @@ from app.observability.logs import LogFormat, LogLevel, default_format, log_conf
 if TYPE_CHECKING:
     from app.settings import Settings
     from app.storage.access.tokens import Tokens
+from . import opening
 from .common import _is_loopback, _refuse, cli, note_database
 
 
@@ -56,21 +57,6 @@ def _check_settings(settings: Settings) -> None:
             "RUNTIME_STORE_BOOTSTRAP_ADMIN_TOKEN is set but RUNTIME_STORE_TOKEN_KEY is not: "
             "set the key too"
         )
-
-
-def _refuse_a_newer_schema(url: str) -> None:
-    """One line, before anything is migrated or served, for a database a later
-    runtime-store wrote (as ``db check`` says it); anything else wrong is said later."""
-    from app.cli import opening
-    from app.storage.database.inspection import State
-
-    where = opening.target(url)
-    try:
-        found = opening.inspect(where)
-    except Exception:  # unreachable and the like: the migration step says it in one line
-        return
-    if found.state is State.NEWER:
-        opening.refuse(opening.advice(where, found))
 
 
 def _settle_auth(settings: Settings, host: str, insecure: bool) -> None:
@@ -276,7 +262,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one option per setting
     _announce_retention(settings)
     database, _ = display_url(settings.database_url)
     note_database(database)
-    _refuse_a_newer_schema(settings.database_url)
+    opening.refuse_a_newer_schema(settings.database_url)
     if not no_migrate:
         upgrade_schema_exclusively(settings.database_url)
         _, current, _ = schema_is_current(settings.database_url)
